@@ -1,0 +1,89 @@
+"""Platform presets: the hardware numbers a host tiling reads (SPEC §1).
+
+Kernels never hold these numbers as literals; they reach a kernel through the
+tiling the host computes from a :class:`Platform`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+__all__ = ["Platform", "PRESETS", "get_platform", "UBPlanError"]
+
+
+class UBPlanError(ValueError):
+    """A tiling whose UB buffers do not fit the platform's Unified Buffer."""
+
+
+@dataclass(frozen=True)
+class Platform:
+    """One chip as the host tiling sees it.
+
+    ``aic_num`` / ``aiv_num`` are the AI (Cube) and vector core counts,
+    ``ub_size`` the Unified Buffer bytes per core, ``block_bytes`` the DMA
+    block (the alignment unit of ``DataCopy``).
+    """
+
+    name: str
+    chip: str
+    aic_num: int
+    aiv_num: int
+    ub_size: int
+    block_bytes: int = 32
+
+    def __post_init__(self):
+        for field_name in ("aic_num", "aiv_num", "ub_size", "block_bytes"):
+            value = getattr(self, field_name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"Platform.{field_name} must be a positive int, got {value!r}")
+        if self.ub_size % self.block_bytes:
+            raise ValueError(
+                f"Platform.ub_size ({self.ub_size}) must be a multiple of block_bytes ({self.block_bytes})"
+            )
+
+    @property
+    def subblock_num(self) -> int:
+        """Vector cores per AI core (2 on 1:2 chips)."""
+        return max(1, self.aiv_num // self.aic_num)
+
+    def check_ub_plan(self, buffers: "dict[str, int]") -> int:
+        """Validate a lane's UB plan: each buffer rounded up to the block, the total within ``ub_size``.
+
+        Returns the total bytes; raises UBPlanError naming every buffer otherwise.
+        """
+        total = 0
+        for name, nbytes in buffers.items():
+            if nbytes < 0:
+                raise UBPlanError(f"UB buffer {name!r} has negative size {nbytes}")
+            total += -(-nbytes // self.block_bytes) * self.block_bytes
+        if total > self.ub_size:
+            listing = ", ".join(f"{n}={b}" for n, b in buffers.items())
+            raise UBPlanError(f"UB plan needs {total} bytes > ub_size {self.ub_size} on {self.name} ({listing})")
+        return total
+
+    def with_cores(self, aic_num: int, aiv_num: int | None = None) -> "Platform":
+        """The same chip with another core count (A5 parts are configurable)."""
+        if aiv_num is None:
+            aiv_num = 2 * aic_num
+        return replace(self, aic_num=aic_num, aiv_num=aiv_num)
+
+
+PRESETS: dict[str, Platform] = {
+    "A2": Platform("A2", "Ascend910B2", aic_num=24, aiv_num=48, ub_size=196608),
+    "A2_20": Platform("A2_20", "Ascend910B4", aic_num=20, aiv_num=40, ub_size=196608),
+    # Ascend 950 core counts depend on the part; 32:64 is the default here and
+    # Platform.with_cores() configures another.
+    "A5": Platform("A5", "Ascend950", aic_num=32, aiv_num=64, ub_size=262144),
+}
+
+
+def get_platform(platform: "str | Platform" = "A2") -> Platform:
+    """Resolve a preset name (case-insensitive) or pass a Platform through."""
+    if isinstance(platform, Platform):
+        return platform
+    if isinstance(platform, str):
+        key = platform.upper()
+        if key in PRESETS:
+            return PRESETS[key]
+        raise ValueError(f"unknown platform {platform!r}; presets are {sorted(PRESETS)}")
+    raise TypeError(f"platform must be a preset name or a Platform, got {type(platform).__name__}")
