@@ -1,0 +1,20 @@
+"""Compiled code: primitives, the launch path, and one module per op.
+
+Kernel authors import from here::
+
+    from ascend_numba.kernels import kernel, alloc_buffer, data_copy, data_copy_pad, add
+"""
+
+from .launch import Kernel, KernelError, as_gm, kernel
+from .primitives import (
+    Lane, add, adds, alloc_buffer, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
+    cast_f32_to_f16, data_copy, data_copy_pad, div, duplicate, gather, in_ub, mul, muls,
+    reinterpret, sub, vmax, vsqrt,
+)
+
+__all__ = [
+    "Kernel", "KernelError", "as_gm", "kernel", "Lane",
+    "alloc_buffer", "reinterpret", "in_ub", "data_copy", "data_copy_pad", "gather",
+    "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
+    "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16",
+]

@@ -1,0 +1,217 @@
+"""Launching a kernel on simulated cores (SPEC §3, PyPTO launch syntax from seed 001).
+
+A kernel is a plain Python function of one lane::
+
+    def add_kernel(ctx, x, y, z, tiling):   # ctx: Lane, x/y/z: GM tensors, tiling: record
+        ...
+
+decorated with :func:`kernel` (optionally bound to a TilingKey class) and
+launched PyPTO style, ``add_kernel[None, block_dim, key](x, y, z, tiling)``, or
+with :meth:`Kernel.launch` for the platform and other options.  The launch
+runs ``block_dim`` lanes under ``numba.prange``; each lane gets its own UB
+(allocated once per launch) and reads the tiling from the TilingData's bytes
+through its NumPy structured dtype, as a device kernel reads it from GM.
+
+Key fields are compile-time constants: the kernel body sees each field name as
+a global holding the key's value, so ``if UseScale == 1:`` folds away, and each
+key compiles one specialization.  Specializations are cached on disk; the cache
+index includes the key, the tiling layout and a hash of the kernel's source file,
+so one key can never load another's code.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import types as pytypes
+from typing import Any, Callable
+
+import ml_dtypes
+import numba
+import numpy as np
+from numba import njit, prange
+from numba.core.caching import FunctionCache
+
+from ..host.platform import Platform, get_platform
+from ..host.tiling import is_tiling_class, numpy_dtype, to_array
+from ..host.tiling_key import tiling_key_schema
+from .primitives import ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, Lane
+
+__all__ = ["Kernel", "kernel", "KernelError", "as_gm", "MAX_BLOCK_DIM"]
+
+MAX_BLOCK_DIM = 65535
+
+# Device element types with no NumPy arithmetic reach kernels as unsigned ints of their width.
+_RAW_VIEWS = {np.dtype(np.float16): np.uint16, np.dtype(ml_dtypes.bfloat16): np.uint16}
+for _name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu"):
+    if hasattr(ml_dtypes, _name):
+        _RAW_VIEWS[np.dtype(getattr(ml_dtypes, _name))] = np.uint8
+
+
+class KernelError(RuntimeError):
+    """A lane failed at run time (for example its UB plan did not fit)."""
+
+
+def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
+    """The flat GM view of a C-contiguous array; fp16/bf16/fp8 become uint views of their width."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"{name}: expected a numpy.ndarray, got {type(array).__name__}")
+    if not array.flags.c_contiguous:
+        raise ValueError(f"{name}: GM tensors must be C-contiguous (use numpy.ascontiguousarray)")
+    flat = array.reshape(-1)
+    raw = _RAW_VIEWS.get(array.dtype)
+    return flat.view(raw) if raw is not None else flat
+
+
+class _SpecializedCache(FunctionCache):
+    """Numba's on-disk cache with the specialization tag added to the index key."""
+
+    def __init__(self, py_func, tag: str):
+        super().__init__(py_func)
+        self._tag = tag
+
+    def _index_key(self, sig, codegen):
+        return super()._index_key(sig, codegen) + (self._tag,)
+
+
+def _specialized_jit(func: Callable, consts: dict, tag: str, **options):
+    """Compile ``func`` with ``consts`` injected as globals (compile-time constants), cached under ``tag``."""
+    scope = dict(func.__globals__)
+    scope.update(consts)
+    clone = pytypes.FunctionType(func.__code__, scope, func.__name__, func.__defaults__, func.__closure__)
+    clone.__qualname__ = func.__qualname__
+    clone.__module__ = func.__module__
+    dispatcher = njit(**options)(clone)
+    try:
+        dispatcher._cache = _SpecializedCache(clone, tag)
+    except RuntimeError:
+        pass  # no cache locator for this function (no source file): compile in memory only
+    return dispatcher
+
+
+def _source_digest(func: Callable) -> str:
+    try:
+        with open(inspect.getsourcefile(func), "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except (OSError, TypeError):
+        return hashlib.sha256(func.__code__.co_code).hexdigest()
+
+
+def _launch_with_tiling(block_dim, ub_size, block_bytes, state, args, tiling_bytes):
+    tiling = tiling_bytes.view(TILING_DTYPE)  # noqa: F821 - injected per specialization
+    for i in prange(block_dim):
+        ub = np.empty(ub_size, np.uint8)
+        ctx = Lane(i, block_dim, ub, block_bytes, state[i])
+        LANE_BODY(ctx, *args, tiling[0])  # noqa: F821 - injected per specialization
+
+
+def _launch_without_tiling(block_dim, ub_size, block_bytes, state, args, tiling_bytes):
+    for i in prange(block_dim):
+        ub = np.empty(ub_size, np.uint8)
+        ctx = Lane(i, block_dim, ub, block_bytes, state[i])
+        LANE_BODY(ctx, *args)  # noqa: F821 - injected per specialization
+
+
+_NO_TILING = np.zeros(1, np.uint8)
+
+
+class Kernel:
+    """A lane function plus its optional TilingKey schema; compiles one launcher per key and layout."""
+
+    def __init__(self, func: Callable, tiling_key: type | None = None):
+        if not callable(func):
+            raise TypeError("kernel() expects a function")
+        self.py_func = func
+        self.key_schema = tiling_key_schema(tiling_key) if tiling_key is not None else None
+        self._launchers: dict[tuple, Any] = {}
+        self._digest = _source_digest(func)
+        functools.update_wrapper(self, func)
+
+    def __repr__(self) -> str:
+        return f"<Kernel {self.py_func.__module__}.{self.py_func.__qualname__}>"
+
+    def __getitem__(self, config) -> Callable:
+        """``kernel[stream, block_dim]`` or ``kernel[stream, block_dim, key]`` -> a launch callable."""
+        if not isinstance(config, tuple) or len(config) not in (2, 3):
+            raise TypeError("launch with kernel[stream, block_dim] or kernel[stream, block_dim, key]")
+        _stream, block_dim, *rest = config
+        key = rest[0] if rest else None
+        return functools.partial(self.launch, block_dim=block_dim, key=key)
+
+    def _key_constants(self, key) -> dict:
+        if self.key_schema is None:
+            if key is not None:
+                raise TypeError(f"{self!r} has no TilingKey; launch it without a key")
+            return {}
+        if key is None:
+            raise TypeError(f"{self!r} is bound to {self.key_schema.key_cls.__name__}; pass a key dict")
+        return dict(self.key_schema.validate_concrete(key))
+
+    def launcher(self, key_consts: dict, tiling_dtype: np.dtype | None):
+        """The compiled launcher for one key and tiling layout (built and cached on first use)."""
+        cache_key = (tuple(key_consts.items()), tiling_dtype)
+        found = self._launchers.get(cache_key)
+        if found is not None:
+            return found
+        layout = None if tiling_dtype is None else (tiling_dtype.descr, tiling_dtype.itemsize)
+        tag = f"{self._digest}|{cache_key[0]!r}|{layout!r}"
+        body = _specialized_jit(self.py_func, key_consts, tag, cache=True)
+        template = _launch_without_tiling if tiling_dtype is None else _launch_with_tiling
+        consts = {"LANE_BODY": body, "TILING_DTYPE": tiling_dtype}
+        launcher = _specialized_jit(template, consts, f"{self.py_func.__module__}.{self.py_func.__qualname__}|{tag}",
+                                    parallel=True, cache=True)
+        self._launchers[cache_key] = launcher
+        return launcher
+
+    def launch(self, *args, block_dim: int, key: dict | None = None,
+               platform: "str | Platform" = "A2") -> None:
+        """Run the kernel on ``block_dim`` lanes.  A trailing TilingData instance is the tiling.
+
+        Arrays become flat GM tensors (C-contiguous required); scalars pass as
+        they are.  Raises before any compiled code runs on a bad block_dim, key,
+        tiling or argument, and KernelError if a lane fails at run time.
+        """
+        plat = get_platform(platform)
+        if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) \
+                or not 1 <= block_dim <= MAX_BLOCK_DIM:
+            raise ValueError(f"block_dim must be an int in [1, {MAX_BLOCK_DIM}], got {block_dim!r}")
+        key_consts = self._key_constants(key)
+        tiling_dtype, tiling_bytes = None, _NO_TILING
+        if args and is_tiling_class(type(args[-1])):
+            tiling_dtype = numpy_dtype(type(args[-1]))
+            tiling_bytes = to_array(args[-1])
+            args = args[:-1]
+        gm_args = tuple(self._gm_arg(a, i) for i, a in enumerate(args))
+        run_launch(self.launcher(key_consts, tiling_dtype), int(block_dim), plat, gm_args, tiling_bytes)
+
+    @staticmethod
+    def _gm_arg(value, index: int):
+        if isinstance(value, np.ndarray):
+            return as_gm(value, f"argument {index}")
+        if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+            return value
+        raise TypeError(f"argument {index}: expected a numpy array or a scalar, got {type(value).__name__}")
+
+
+def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, tiling_bytes: np.ndarray) -> None:
+    """Execute a compiled launcher and raise KernelError for the first failing lane."""
+    state = np.zeros((block_dim, LANE_STATE_SLOTS), np.int64)
+    # Dynamic lane scheduling: lanes with no work do not leave a host thread idle.
+    with numba.parallel_chunksize(1):
+        launcher(block_dim, platform.ub_size, platform.block_bytes, state, gm_args, tiling_bytes)
+    failed = np.nonzero(state[:, STATE_ERROR])[0]
+    if failed.size:
+        lane = int(failed[0])
+        if state[lane, STATE_ERROR] == ERR_UB_CAPACITY:
+            raise KernelError(
+                f"lane {lane}: UB allocation of {state[lane, STATE_ERROR_DETAIL]} bytes exceeds "
+                f"ub_size {platform.ub_size} ({platform.name})")
+        raise KernelError(f"lane {lane}: error code {state[lane, STATE_ERROR]}")
+
+
+def kernel(func: Callable | None = None, *, tiling_key: type | None = None):
+    """Decorate a lane function as a :class:`Kernel` (``@kernel`` or ``@kernel(tiling_key=Key)``)."""
+    if func is None:
+        return lambda f: Kernel(f, tiling_key)
+    return Kernel(func, tiling_key)

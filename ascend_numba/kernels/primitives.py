@@ -1,0 +1,300 @@
+"""Compiled kernel primitives: the lane context, UB buffers, data movement, vector ops (SPEC §3).
+
+Every primitive takes the lane context ``ctx`` first, the way an Ascend C
+kernel always has its core at hand.  Tensors are 1-D NumPy views: a GM tensor
+is the caller's array (flat); a local tensor is a typed view of the lane's UB
+bytes returned by :func:`alloc_buffer` at Init and kept for the whole kernel.
+Offsets are explicit, in elements of the tensor they index, so
+``data_copy(ctx, dst, d, src, s, n)`` reads as Ascend C's
+``DataCopy(dst[d], src[s], n)``.
+
+Safety without cost: every copy is clamped to the bytes its two tensors
+really have, so a bad offset can never write outside an array (GM padding is
+virtual: reads past a tensor's end leave the destination bytes as they were,
+writes past it are dropped).  Checked mode, which reports such accesses
+instead, dispatches on the type of ``ctx``; the unchecked path pays nothing
+for it.
+
+Half types: uint16 tiles are fp16 in vector arithmetic (each op computed in
+fp32 and rounded to fp16, which is exact IEEE fp16 for + - * / sqrt); bf16 has
+no vector arithmetic here, as on the device: cast it to fp32 first.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
+
+from .half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
+
+__all__ = [
+    "Lane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR", "STATE_ERROR_DETAIL", "ERR_UB_CAPACITY",
+    "alloc_buffer", "reinterpret", "in_ub",
+    "data_copy", "data_copy_pad", "gather",
+    "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
+    "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16",
+]
+
+Lane = collections.namedtuple("Lane", ["block_idx", "block_num", "ub", "block_bytes", "state"])
+Lane.__doc__ = """One simulated core: its index, the core count, its UB bytes, the DMA block size and
+its state row (UB allocation top and the first error, read by the host after the launch)."""
+
+LANE_STATE_SLOTS = 4
+STATE_UB_TOP, STATE_ERROR, STATE_ERROR_DETAIL = 0, 1, 2
+ERR_UB_CAPACITY = 1
+
+
+@intrinsic
+def _memmove(typingctx, dst, dst_byte, src, src_byte, nbytes):
+    """llvm.memmove of ``nbytes`` between two arrays at byte offsets (libc speed, cacheable)."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)):
+        return None
+    sig = types.void(dst, types.intp, src, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        d, d_off, s, s_off, n = args
+        byte_ptr = ir.IntType(8).as_pointer()
+        d_arr = context.make_array(signature.args[0])(context, builder, d)
+        s_arr = context.make_array(signature.args[2])(context, builder, s)
+        d_ptr = builder.gep(builder.bitcast(d_arr.data, byte_ptr), [d_off])
+        s_ptr = builder.gep(builder.bitcast(s_arr.data, byte_ptr), [s_off])
+        cgutils.raw_memmove(builder, d_ptr, s_ptr, n, 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True)
+def _copy_bytes(dst, dst_byte, src, src_byte, nbytes):
+    """Copy bytes, clamped to both arrays; out-of-range parts are dropped."""
+    if dst_byte < 0 or src_byte < 0 or nbytes <= 0:
+        return
+    n = min(nbytes, dst.nbytes - dst_byte, src.nbytes - src_byte)
+    if n > 0:
+        _memmove(dst, dst_byte, src, src_byte, n)
+
+
+@njit(cache=True)
+def in_ub(ctx, tensor):
+    """True when ``tensor`` is a view of this lane's UB (a local tensor), False for GM."""
+    base = ctx.ub.ctypes.data
+    p = tensor.ctypes.data
+    return base <= p and p < base + ctx.ub.size
+
+
+@njit(cache=True)
+def alloc_buffer(ctx, count, dtype):
+    """Bind ``count`` elements of ``dtype`` at the next block-aligned UB offset (TPipe::InitBuffer).
+
+    Call at Init and keep the view for the kernel's life.  Past ``ub_size``
+    the lane records ERR_UB_CAPACITY (the launch then raises) and gets an empty
+    view, so nothing it does afterwards can touch memory.
+    """
+    itemsize = np.empty(0, dtype).itemsize
+    nbytes = count * itemsize
+    top = ctx.state[STATE_UB_TOP]
+    end = top + (nbytes + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes
+    if count < 0 or end > ctx.ub.size:
+        if ctx.state[STATE_ERROR] == 0:
+            ctx.state[STATE_ERROR] = ERR_UB_CAPACITY
+            ctx.state[STATE_ERROR_DETAIL] = end
+        return ctx.ub[0:0].view(dtype)
+    ctx.state[STATE_UB_TOP] = end
+    return ctx.ub[top:top + nbytes].view(dtype)
+
+
+@njit(cache=True)
+def reinterpret(tensor, dtype):
+    """TRESHAPE: the same bytes, another element type (total bytes must divide evenly)."""
+    return tensor.view(dtype)
+
+
+@njit(cache=True)
+def data_copy(ctx, dst, dst_off, src, src_off, count):
+    """DataCopy(dst[dst_off], src[src_off], count): GM<->UB or UB<->UB, ``count`` source elements.
+
+    The device requires ``count * sizeof`` to be a multiple of the 32-byte block
+    (checked mode verifies it).
+    """
+    _copy_bytes(dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
+
+
+@njit(cache=True)
+def _pitch(is_local, block_len, stride, block_bytes):
+    # A local (UB) side keeps every block 32-byte aligned and strides in blocks; GM strides in bytes.
+    if is_local:
+        return (block_len + block_bytes - 1) // block_bytes * block_bytes + stride * block_bytes
+    return block_len + stride
+
+
+@njit(cache=True)
+def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_stride, dst_stride):
+    """DataCopyPad with DataCopyExtParams{blockCount, blockLen (bytes), srcStride, dstStride}.
+
+    Copies exactly ``block_len`` bytes per block.  Strides are gaps between
+    blocks: in bytes on the GM side, in 32-byte blocks on the UB side, where each
+    block starts on a block boundary.
+    """
+    bb = ctx.block_bytes
+    src_pitch = _pitch(in_ub(ctx, src), block_len, src_stride, bb)
+    dst_pitch = _pitch(in_ub(ctx, dst), block_len, dst_stride, bb)
+    s = src_off * src.itemsize
+    d = dst_off * dst.itemsize
+    for _ in range(block_count):
+        _copy_bytes(dst, d, src, s, block_len)
+        s += src_pitch
+        d += dst_pitch
+
+
+@njit(cache=True)
+def gather(ctx, dst, src, offsets_bytes, base, count):
+    """Gather: ``dst[i] = src[base + offsets_bytes[i] / sizeof]`` for ``i < count`` (UB to UB)."""
+    n = min(count, dst.size, offsets_bytes.size)
+    itemsize = src.itemsize
+    for i in range(n):
+        j = base + offsets_bytes[i] // itemsize
+        if j >= 0 and j < src.size:
+            dst[i] = src[j]
+
+
+# Vector arithmetic: load/store/scalar go through fp32 for fp16 (uint16) tiles.
+
+def _vload(tensor, i):
+    raise NotImplementedError  # compiled only
+
+
+def _vstore(tensor, i, value):
+    raise NotImplementedError  # compiled only
+
+
+def _vscalar(tensor, value):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_vload, jit_options={"cache": True})
+def _ov_vload(tensor, i):
+    if tensor.dtype == types.uint16:
+        return lambda tensor, i: f16_to_f32(tensor[i])
+    return lambda tensor, i: tensor[i]
+
+
+@overload(_vstore, jit_options={"cache": True})
+def _ov_vstore(tensor, i, value):
+    if tensor.dtype == types.uint16:
+        def store_f16(tensor, i, value):
+            tensor[i] = f32_to_f16(value)
+        return store_f16
+
+    def store(tensor, i, value):
+        tensor[i] = value
+    return store
+
+
+@overload(_vscalar, jit_options={"cache": True})
+def _ov_vscalar(tensor, value):
+    if tensor.dtype == types.uint16:
+        # A scalar entering an fp16 vector op is an fp16 value.
+        return lambda tensor, value: f16_to_f32(f32_to_f16(np.float32(value)))
+    dtype = tensor.dtype
+    return lambda tensor, value: dtype(value)
+
+
+@njit(cache=True)
+def duplicate(ctx, dst, value, count):
+    """Duplicate: fill ``dst[:count]`` with a scalar."""
+    v = _vscalar(dst, value)
+    for i in range(min(count, dst.size)):
+        _vstore(dst, i, v)
+
+
+@njit(cache=True)
+def adds(ctx, dst, src, scalar, count):
+    """Adds: ``dst = src + scalar``."""
+    s = _vscalar(dst, scalar)
+    for i in range(min(count, dst.size, src.size)):
+        _vstore(dst, i, _vload(src, i) + s)
+
+
+@njit(cache=True)
+def muls(ctx, dst, src, scalar, count):
+    """Muls: ``dst = src * scalar``."""
+    s = _vscalar(dst, scalar)
+    for i in range(min(count, dst.size, src.size)):
+        _vstore(dst, i, _vload(src, i) * s)
+
+
+@njit(cache=True)
+def add(ctx, dst, a, b, count):
+    """Add: ``dst = a + b``."""
+    for i in range(min(count, dst.size, a.size, b.size)):
+        _vstore(dst, i, _vload(a, i) + _vload(b, i))
+
+
+@njit(cache=True)
+def sub(ctx, dst, a, b, count):
+    """Sub: ``dst = a - b``."""
+    for i in range(min(count, dst.size, a.size, b.size)):
+        _vstore(dst, i, _vload(a, i) - _vload(b, i))
+
+
+@njit(cache=True)
+def mul(ctx, dst, a, b, count):
+    """Mul: ``dst = a * b``."""
+    for i in range(min(count, dst.size, a.size, b.size)):
+        _vstore(dst, i, _vload(a, i) * _vload(b, i))
+
+
+@njit(cache=True)
+def div(ctx, dst, a, b, count):
+    """Div: ``dst = a / b`` (IEEE division, no fast reciprocal)."""
+    for i in range(min(count, dst.size, a.size, b.size)):
+        _vstore(dst, i, _vload(a, i) / _vload(b, i))
+
+
+@njit(cache=True)
+def vmax(ctx, dst, a, b, count):
+    """Max: ``dst = max(a, b)``, NaN-propagating like ``numpy.maximum``."""
+    for i in range(min(count, dst.size, a.size, b.size)):
+        x = _vload(a, i)
+        y = _vload(b, i)
+        _vstore(dst, i, x if (x >= y or x != x) else y)
+
+
+@njit(cache=True)
+def vsqrt(ctx, dst, src, count):
+    """Sqrt: ``dst = sqrt(src)`` (correctly rounded)."""
+    for i in range(min(count, dst.size, src.size)):
+        _vstore(dst, i, np.sqrt(_vload(src, i)))
+
+
+@njit(cache=True)
+def cast_f16_to_f32(ctx, dst, src, count):
+    """Cast fp16 (uint16 bits) to fp32, exact."""
+    for i in range(min(count, dst.size, src.size)):
+        dst[i] = f16_to_f32(src[i])
+
+
+@njit(cache=True)
+def cast_f32_to_f16(ctx, dst, src, count):
+    """Cast fp32 to fp16 bits with round-to-nearest-even (CAST_RINT)."""
+    for i in range(min(count, dst.size, src.size)):
+        dst[i] = f32_to_f16(src[i])
+
+
+@njit(cache=True)
+def cast_bf16_to_f32(ctx, dst, src, count):
+    """Cast bf16 (uint16 bits) to fp32, exact."""
+    for i in range(min(count, dst.size, src.size)):
+        dst[i] = bf16_to_f32(src[i])
+
+
+@njit(cache=True)
+def cast_f32_to_bf16(ctx, dst, src, count):
+    """Cast fp32 to bf16 bits with round-to-nearest-even (CAST_RINT)."""
+    for i in range(min(count, dst.size, src.size)):
+        dst[i] = f32_to_bf16(src[i])

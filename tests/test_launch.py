@@ -1,0 +1,138 @@
+"""The launch path: lanes, UB, key specializations, argument checks, memory safety."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ascend_numba as an
+from ascend_numba.host import InvalidArgument, InvalidType, InvalidVal, int32
+from ascend_numba.kernels import KernelError, alloc_buffer, data_copy, data_copy_pad, gather, in_ub, kernel
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
+import vector_add as va  # noqa: E402
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 1000, 49157, 200_003])
+def test_vector_add_identical_bytes_on_any_lane_count(n):
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    ref = (x + y) * np.float32(1.5)
+    outs = [va.add_arrays(x, y, scale=1.5, block_dim=b) for b in (1, 7, 24, 48)]
+    for z in outs:
+        assert z.tobytes() == ref.tobytes()
+
+
+def test_vector_add_small_tiles_and_key_without_scale():
+    x = np.arange(5000, dtype=np.float32)
+    y = np.ones(5000, dtype=np.float32)
+    assert np.array_equal(va.add_arrays(x, y, block_dim=3, tile_elems=64), x + y)
+
+
+def test_pyPTO_bracket_launch():
+    x = np.arange(100, dtype=np.float32)
+    z = np.zeros_like(x)
+    tiling = va.plan_add(100, 4, an.get_platform("A2"))
+    va.vector_add[None, 4, {"UseScale": 0}](x, x, z, tiling)
+    assert np.array_equal(z, 2 * x)
+
+
+def test_bad_inputs_raise_before_launch():
+    x = np.zeros(10, np.float32)
+    with pytest.raises(TypeError, match="float32"):
+        va.add_arrays(x.astype(np.float64), x)
+    with pytest.raises(ValueError, match="shapes differ"):
+        va.add_arrays(x, np.zeros(11, np.float32))
+    with pytest.raises(an.UBPlanError, match="ub_size"):
+        va.add_arrays(x, x, tile_elems=65536)
+    tiling = va.plan_add(10, 2, an.get_platform("A2"))
+    z = np.zeros_like(x)
+    with pytest.raises(ValueError, match="block_dim"):
+        va.vector_add.launch(x, x, z, tiling, block_dim=0, key={"UseScale": 0})
+    with pytest.raises(InvalidArgument):
+        va.vector_add.launch(x, x, z, tiling, block_dim=2, key={})
+    with pytest.raises(InvalidVal):
+        va.vector_add.launch(x, x, z, tiling, block_dim=2, key={"UseScale": 3})
+    with pytest.raises(InvalidType):
+        va.vector_add.launch(x, x, z, tiling, block_dim=2, key=[0])
+    with pytest.raises(TypeError, match="pass a key"):
+        va.vector_add.launch(x, x, z, tiling, block_dim=2)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        va.vector_add.launch(np.zeros(20, np.float32)[::2], x, z, tiling, block_dim=2, key={"UseScale": 0})
+    with pytest.raises(TypeError, match="argument 0"):
+        va.vector_add.launch([1.0] * 10, x, z, tiling, block_dim=2, key={"UseScale": 0})
+    assert not z.any()  # nothing ran
+
+
+@dataclass
+class CopyTiling:
+    nbytes: int
+    chunk: int32
+    ub_elems: int
+
+
+@kernel
+def hostile_copy(ctx, src, dst, tiling):
+    # Deliberately wrong offsets: past both ends, negative, and a UB over-allocation by lane 1.
+    buf = alloc_buffer(ctx, tiling.ub_elems if ctx.block_idx == 1 else 64, np.uint8)
+    data_copy(ctx, buf, 0, src, src.size - 8, 64)         # reads 56 bytes past the end (virtual padding)
+    data_copy(ctx, dst, dst.size - 8, buf, 0, 64)         # writes past the end: dropped
+    data_copy(ctx, dst, -5, buf, 0, 64)                   # negative offset: dropped
+    data_copy_pad(ctx, dst, 0, buf, 0, 3, 8, 0, 1 << 40)  # huge stride: later blocks dropped
+    gather(ctx, buf, src, buf, 1 << 30, 64)               # indices past the source: skipped
+
+
+def test_out_of_range_accesses_never_touch_memory():
+    src = np.arange(64, dtype=np.uint8)
+    guard = np.full(256, 0xAB, np.uint8)
+    dst = guard[64:128]
+    hostile_copy.launch(src, dst, CopyTiling(64, 32, 64), block_dim=1)
+    assert (guard[:64] == 0xAB).all() and (guard[128:] == 0xAB).all()
+    assert np.array_equal(dst[-8:], src[-8:])
+
+
+def test_ub_over_capacity_raises_kernel_error():
+    src = np.arange(64, dtype=np.uint8)
+    dst = np.zeros(64, np.uint8)
+    with pytest.raises(KernelError, match="lane 1: UB allocation"):
+        hostile_copy.launch(src, dst, CopyTiling(64, 32, 300_000), block_dim=2)
+
+
+@kernel
+def lane_ids(ctx, out):
+    out[ctx.block_idx] = ctx.block_idx * 1000 + ctx.block_num
+    probe = alloc_buffer(ctx, 8, np.int32)
+    out[ctx.block_num + ctx.block_idx] = 1 if (in_ub(ctx, probe) and not in_ub(ctx, out)) else 0
+
+
+@pytest.mark.parametrize("block_dim", [1, 2, 48, 300])
+def test_every_lane_runs_once_with_its_index(block_dim):
+    out = np.zeros(2 * block_dim, np.int64)
+    lane_ids.launch(out, block_dim=block_dim)
+    assert list(out[:block_dim]) == [i * 1000 + block_dim for i in range(block_dim)]
+    assert out[block_dim:].all()
+
+
+@kernel
+def copy_any(ctx, src, dst):
+    if ctx.block_idx == 0:
+        data_copy(ctx, dst, 0, src, 0, src.size)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_half_arrays_reach_kernels_as_uint16(dtype):
+    src = np.linspace(-2, 2, 33).astype(dtype)
+    dst = np.zeros_like(src)
+    copy_any.launch(src.reshape(3, 11), dst, block_dim=2)
+    assert dst.tobytes() == src.tobytes()
+
+
+def test_kernel_without_key_rejects_one():
+    with pytest.raises(TypeError, match="no TilingKey"):
+        copy_any.launch(np.zeros(4), np.zeros(4), block_dim=1, key={"A": 1})
