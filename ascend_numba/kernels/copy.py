@@ -1,0 +1,28 @@
+"""Staged copy kernel: each lane moves its block range GM -> UB -> GM with DataCopy."""
+
+import numpy as np
+
+from .launch import kernel
+from .primitives import alloc_buffer, data_copy, data_copy_pad
+
+
+@kernel
+def staged_copy(ctx, src, dst, tiling):
+    i = ctx.block_idx
+    blocks = tiling.smallBlocks + (1 if i < tiling.bigCores else 0)
+    start = (i * tiling.smallBlocks + min(i, tiling.bigCores)) * tiling.blockBytes
+    end = min(start + blocks * tiling.blockBytes, tiling.totalBytes)
+    ping = alloc_buffer(ctx, tiling.bufBytes, np.uint8)
+    pong = alloc_buffer(ctx, tiling.bufBytes, np.uint8)
+    pos = start
+    step = 0
+    while pos < end:
+        buf = ping if step % 2 == 0 else pong
+        n = min(tiling.bufBytes, end - pos)
+        data_copy(ctx, buf, 0, src, pos, n)
+        if n % tiling.blockBytes == 0:
+            data_copy(ctx, dst, pos, buf, 0, n)
+        else:  # the tensor's last bytes: exact write
+            data_copy_pad(ctx, dst, pos, buf, 0, 1, n, 0, 0)
+        pos += n
+        step += 1

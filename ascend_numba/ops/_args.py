@@ -1,0 +1,33 @@
+"""Argument checks shared by the public ops: clear Python errors before anything is launched."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.launch import MAX_BLOCK_DIM
+
+__all__ = ["check_block_dim", "check_out"]
+
+
+def check_block_dim(block_dim, default: int) -> int:
+    if block_dim is None:
+        return default
+    if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) \
+            or not 1 <= block_dim <= MAX_BLOCK_DIM:
+        raise ValueError(f"block_dim must be an int in [1, {MAX_BLOCK_DIM}], got {block_dim!r}")
+    return int(block_dim)
+
+
+def check_out(out, shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """A fresh C-contiguous result, or the caller's ``out`` after checking it fits exactly."""
+    if out is None:
+        return np.empty(shape, dtype)
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+    if out.shape != tuple(shape):
+        raise ValueError(f"out has shape {out.shape}, expected {tuple(shape)}")
+    if out.dtype != dtype:
+        raise TypeError(f"out has dtype {out.dtype}, expected {dtype}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out must be C-contiguous and writeable")
+    return out

@@ -1,0 +1,25 @@
+"""``staged_copy``: copy an array through every lane's UB (the memory-bandwidth reference)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..host.copy_plan import plan_copy
+from ..host.platform import get_platform
+from ..kernels.copy import staged_copy as _staged_copy_kernel
+from ._args import check_block_dim, check_out
+
+__all__ = ["staged_copy"]
+
+
+def staged_copy(x, *, out=None, block_dim: int | None = None, platform="A2") -> np.ndarray:
+    """Return a copy of ``x`` moved GM -> UB -> GM by ``block_dim`` lanes (default: vector core count)."""
+    plat = get_platform(platform)
+    src = np.ascontiguousarray(x)
+    block_dim = check_block_dim(block_dim, plat.aiv_num)
+    out = check_out(out, src.shape, src.dtype)
+    tiling = plan_copy(src.nbytes, block_dim, plat)
+    if src.nbytes:
+        _staged_copy_kernel.launch(src.view(np.uint8).reshape(-1), out.view(np.uint8).reshape(-1), tiling,
+                                   block_dim=block_dim, platform=plat)
+    return out

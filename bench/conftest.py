@@ -1,0 +1,44 @@
+"""Benchmark helpers: every group holds the op, what a user would use instead, and a same-size copy.
+
+After the run a ratio table is printed per group: each case's median and its
+speed relative to the group's reference cases (``speedup vs X`` > 1 means faster
+than X).  Mark references with ``ref(benchmark, "name")``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+try:
+    import torch  # noqa: F401
+    HAVE_TORCH = True
+except ImportError:
+    HAVE_TORCH = False
+
+needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch not installed (make bench-torch)")
+
+
+def ref(benchmark, name: str) -> None:
+    """Mark this case as a reference of its group under ``name`` (numpy, torch, copy, per_row, ...)."""
+    benchmark.extra_info["ref"] = name
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    session = getattr(config, "_benchmarksession", None)
+    if session is None or not session.benchmarks:
+        return
+    groups: dict[str, list] = {}
+    for bench in session.benchmarks:
+        if bench.stats is not None:
+            groups.setdefault(bench.group or "", []).append(bench)
+    tr = terminalreporter
+    tr.section("medians and ratios (same run)")
+    for group in sorted(groups):
+        cases = groups[group]
+        refs = {b.extra_info["ref"]: b.stats.median for b in cases if "ref" in b.extra_info}
+        tr.write_line(f"[{group}]")
+        for b in sorted(cases, key=lambda c: c.stats.median):
+            cols = "  ".join(f"{refs[r] / b.stats.median:6.2f}x vs {r}" for r in sorted(refs)
+                             if b.extra_info.get("ref") != r)
+            extra = f"  {b.extra_info['GBps']:.2f} GB/s" if "GBps" in b.extra_info else ""
+            tr.write_line(f"  {b.name:<52} {b.stats.median * 1e3:9.3f} ms{extra}  {cols}")
