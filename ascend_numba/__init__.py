@@ -9,7 +9,10 @@ from .host import (
     PRESETS, InvalidArgument, InvalidType, InvalidVal, Platform, TilingError, TilingKeyField, UBPlanError,
     get_platform,
 )
+from .host.tile_plan import TilePlan, plan_tile
 from .kernels import Kernel, KernelError, kernel
+from .ops.copy import staged_copy
+from .ops.tile import repeat, tile
 
 __version__ = "0.1.0"
 
@@ -17,4 +20,5 @@ __all__ = [
     "__version__", "PRESETS", "Platform", "get_platform",
     "InvalidArgument", "InvalidType", "InvalidVal", "TilingError", "TilingKeyField", "UBPlanError",
     "Kernel", "KernelError", "kernel",
+    "tile", "repeat", "plan_tile", "TilePlan", "staged_copy",
 ]

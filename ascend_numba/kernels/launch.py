@@ -8,8 +8,9 @@ A kernel is a plain Python function of one lane::
 decorated with :func:`kernel` (optionally bound to a TilingKey class) and
 launched PyPTO style, ``add_kernel[None, block_dim, key](x, y, z, tiling)``, or
 with :meth:`Kernel.launch` for the platform and other options.  The launch
-runs ``block_dim`` lanes under ``numba.prange``; each lane gets its own UB
-(allocated once per launch) and reads the tiling from the TilingData's bytes
+runs ``block_dim`` lanes under ``numba.prange``; a lane owns the UB of the host
+thread running it for its whole run (one UB per host thread, allocated once and
+reused, never zeroed -- like the device's) and reads the tiling from the TilingData's bytes
 through its NumPy structured dtype, as a device kernel reads it from GM.
 
 Key fields are compile-time constants: the kernel body sees each field name as
@@ -24,19 +25,20 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import threading
 import types as pytypes
 from typing import Any, Callable
 
 import ml_dtypes
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import get_thread_id, njit, prange
 from numba.core.caching import FunctionCache
 
 from ..host.platform import Platform, get_platform
 from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
-from .primitives import ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, Lane
+from .primitives import ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, Lane, _address
 
 __all__ = ["Kernel", "kernel", "KernelError", "as_gm", "MAX_BLOCK_DIM"]
 
@@ -98,20 +100,52 @@ def _source_digest(func: Callable) -> str:
         return hashlib.sha256(func.__code__.co_code).hexdigest()
 
 
-def _launch_with_tiling(block_dim, ub_size, block_bytes, state, args, tiling_bytes):
+def _launch_with_tiling(block_dim, ub_pool, block_bytes, state, args, tiling_bytes):
     tiling = tiling_bytes.view(TILING_DTYPE)  # noqa: F821 - injected per specialization
-    for i in prange(block_dim):
-        ub = np.empty(ub_size, np.uint8)
-        ctx = Lane(i, block_dim, ub, block_bytes, state[i])
-        LANE_BODY(ctx, *args, tiling[0])  # noqa: F821 - injected per specialization
+    threads = ub_pool.shape[0]
+    per_thread = (block_dim + threads - 1) // threads
+    for k in prange(per_thread * threads):
+        i = _interleaved_lane(k, per_thread, threads)
+        if i < block_dim:
+            ctx = _make_lane(i, block_dim, ub_pool[get_thread_id()], block_bytes, state[i])
+            LANE_BODY(ctx, *args, tiling[0])  # noqa: F821 - injected per specialization
 
 
-def _launch_without_tiling(block_dim, ub_size, block_bytes, state, args, tiling_bytes):
-    for i in prange(block_dim):
-        ub = np.empty(ub_size, np.uint8)
-        ctx = Lane(i, block_dim, ub, block_bytes, state[i])
-        LANE_BODY(ctx, *args)  # noqa: F821 - injected per specialization
+def _launch_without_tiling(block_dim, ub_pool, block_bytes, state, args, tiling_bytes):
+    threads = ub_pool.shape[0]
+    per_thread = (block_dim + threads - 1) // threads
+    for k in prange(per_thread * threads):
+        i = _interleaved_lane(k, per_thread, threads)
+        if i < block_dim:
+            ctx = _make_lane(i, block_dim, ub_pool[get_thread_id()], block_bytes, state[i])
+            LANE_BODY(ctx, *args)  # noqa: F821 - injected per specialization
 
+
+@njit(cache=True, inline="always")
+def _make_lane(i, block_dim, ub, block_bytes, state):
+    return Lane(i, block_dim, ub, _address(ub), ub.size, block_bytes, state)
+
+
+@njit(cache=True)
+def _interleaved_lane(k, per_thread, threads):
+    # prange hands each host thread a contiguous run of k; mapping run position j of thread t
+    # to lane j * threads + t spreads lanes round-robin, so the idle trailing lanes of a split
+    # do not leave one thread with all the work.  Results never depend on this mapping.
+    return (k % per_thread) * threads + k // per_thread
+
+
+class _UBPool(threading.local):
+    """One UB per host thread, reused by every lane that thread runs (the device's UB is not zeroed either)."""
+
+    def get(self, ub_size: int) -> np.ndarray:
+        pool = getattr(self, "pool", None)
+        if pool is None or pool.shape[1] != ub_size:
+            # get_thread_id() < NUMBA_NUM_THREADS whatever set_num_threads() says.
+            pool = self.pool = np.empty((numba.config.NUMBA_NUM_THREADS, ub_size), np.uint8)
+        return pool
+
+
+_UB_POOL = _UBPool()
 
 _NO_TILING = np.zeros(1, np.uint8)
 
@@ -183,7 +217,12 @@ class Kernel:
             tiling_bytes = to_array(args[-1])
             args = args[:-1]
         gm_args = tuple(self._gm_arg(a, i) for i, a in enumerate(args))
-        run_launch(self.launcher(key_consts, tiling_dtype), int(block_dim), plat, gm_args, tiling_bytes)
+        self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, int(block_dim), plat, key_consts)
+
+    def launch_prepared(self, gm_args: tuple, tiling_bytes: np.ndarray, tiling_dtype: np.dtype | None,
+                        block_dim: int, platform: Platform, key_consts: dict | None = None) -> None:
+        """Launch with arguments an op has already validated: flat GM arrays, serialized tiling."""
+        run_launch(self.launcher(key_consts or {}, tiling_dtype), block_dim, platform, gm_args, tiling_bytes)
 
     @staticmethod
     def _gm_arg(value, index: int):
@@ -197,12 +236,10 @@ class Kernel:
 def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, tiling_bytes: np.ndarray) -> None:
     """Execute a compiled launcher and raise KernelError for the first failing lane."""
     state = np.zeros((block_dim, LANE_STATE_SLOTS), np.int64)
-    # Dynamic lane scheduling: lanes with no work do not leave a host thread idle.
-    with numba.parallel_chunksize(1):
-        launcher(block_dim, platform.ub_size, platform.block_bytes, state, gm_args, tiling_bytes)
-    failed = np.nonzero(state[:, STATE_ERROR])[0]
-    if failed.size:
-        lane = int(failed[0])
+    launcher(block_dim, _UB_POOL.get(platform.ub_size), platform.block_bytes, state, gm_args, tiling_bytes)
+    errors = state[:, STATE_ERROR]
+    if errors.any():
+        lane = int(np.argmax(errors != 0))
         if state[lane, STATE_ERROR] == ERR_UB_CAPACITY:
             raise KernelError(
                 f"lane {lane}: UB allocation of {state[lane, STATE_ERROR_DETAIL]} bytes exceeds "

@@ -40,9 +40,10 @@ __all__ = [
     "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16",
 ]
 
-Lane = collections.namedtuple("Lane", ["block_idx", "block_num", "ub", "block_bytes", "state"])
-Lane.__doc__ = """One simulated core: its index, the core count, its UB bytes, the DMA block size and
-its state row (UB allocation top and the first error, read by the host after the launch)."""
+Lane = collections.namedtuple("Lane", ["block_idx", "block_num", "ub", "ub_addr", "ub_size", "block_bytes", "state"])
+Lane.__doc__ = """One simulated core: its index, the core count, its UB bytes (and their address and size, so hot
+primitives compare addresses without touching the array's reference count), the DMA block
+size and its state row (UB allocation top and the first error, read by the host after the launch)."""
 
 LANE_STATE_SLOTS = 4
 STATE_UB_TOP, STATE_ERROR, STATE_ERROR_DETAIL = 0, 1, 2
@@ -69,22 +70,61 @@ def _memmove(typingctx, dst, dst_byte, src, src_byte, nbytes):
     return sig, codegen
 
 
-@njit(cache=True)
+_SMALL_COPY = 32
+
+
+@intrinsic
+def _copy_short(typingctx, dst, dst_byte, src, src_byte, nbytes):
+    """A forward byte loop for short copies, where a libc call costs more than the bytes."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)):
+        return None
+    sig = types.void(dst, types.intp, src, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        d, d_off, s, s_off, n = args
+        byte_ptr = ir.IntType(8).as_pointer()
+        d_base = builder.gep(builder.bitcast(context.make_array(signature.args[0])(context, builder, d).data,
+                                             byte_ptr), [d_off])
+        s_base = builder.gep(builder.bitcast(context.make_array(signature.args[2])(context, builder, s).data,
+                                             byte_ptr), [s_off])
+        with cgutils.for_range(builder, n) as loop:
+            value = builder.load(builder.gep(s_base, [loop.index]))
+            builder.store(value, builder.gep(d_base, [loop.index]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
 def _copy_bytes(dst, dst_byte, src, src_byte, nbytes):
     """Copy bytes, clamped to both arrays; out-of-range parts are dropped."""
     if dst_byte < 0 or src_byte < 0 or nbytes <= 0:
         return
     n = min(nbytes, dst.nbytes - dst_byte, src.nbytes - src_byte)
-    if n > 0:
+    if n >= _SMALL_COPY:
         _memmove(dst, dst_byte, src, src_byte, n)
+    elif n > 0:
+        _copy_short(dst, dst_byte, src, src_byte, n)
 
 
-@njit(cache=True)
+@intrinsic
+def _address(typingctx, arr):
+    """The address of an array's first element (``arr.ctypes.data`` without building a ctypes object)."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return builder.ptrtoint(data, ir.IntType(64))
+
+    return types.uint64(arr), codegen
+
+
+@njit(cache=True, inline="always")
 def in_ub(ctx, tensor):
     """True when ``tensor`` is a view of this lane's UB (a local tensor), False for GM."""
-    base = ctx.ub.ctypes.data
-    p = tensor.ctypes.data
-    return base <= p and p < base + ctx.ub.size
+    p = _address(tensor)
+    return ctx.ub_addr <= p and p < ctx.ub_addr + ctx.ub_size
 
 
 @njit(cache=True)
@@ -99,7 +139,7 @@ def alloc_buffer(ctx, count, dtype):
     nbytes = count * itemsize
     top = ctx.state[STATE_UB_TOP]
     end = top + (nbytes + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes
-    if count < 0 or end > ctx.ub.size:
+    if count < 0 or end > ctx.ub_size:
         if ctx.state[STATE_ERROR] == 0:
             ctx.state[STATE_ERROR] = ERR_UB_CAPACITY
             ctx.state[STATE_ERROR_DETAIL] = end
@@ -114,7 +154,7 @@ def reinterpret(tensor, dtype):
     return tensor.view(dtype)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def data_copy(ctx, dst, dst_off, src, src_off, count):
     """DataCopy(dst[dst_off], src[src_off], count): GM<->UB or UB<->UB, ``count`` source elements.
 
@@ -124,7 +164,7 @@ def data_copy(ctx, dst, dst_off, src, src_off, count):
     _copy_bytes(dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pitch(is_local, block_len, stride, block_bytes):
     # A local (UB) side keeps every block 32-byte aligned and strides in blocks; GM strides in bytes.
     if is_local:
@@ -132,7 +172,7 @@ def _pitch(is_local, block_len, stride, block_bytes):
     return block_len + stride
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_stride, dst_stride):
     """DataCopyPad with DataCopyExtParams{blockCount, blockLen (bytes), srcStride, dstStride}.
 
@@ -153,13 +193,34 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
 
 @njit(cache=True)
 def gather(ctx, dst, src, offsets_bytes, base, count):
-    """Gather: ``dst[i] = src[base + offsets_bytes[i] / sizeof]`` for ``i < count`` (UB to UB)."""
+    """Gather: ``dst[i] = src[base + offsets_bytes[i] / sizeof]`` for ``i < count`` (UB to UB).
+
+    Indices outside ``src`` are skipped.  The range is checked once over the
+    whole offset table, so the element loop is a plain indexed copy.
+    """
     n = min(count, dst.size, offsets_bytes.size)
+    if n <= 0:
+        return
     itemsize = src.itemsize
+    shift = 0
+    while (1 << shift) < itemsize:
+        shift += 1
+    lo = offsets_bytes[0]
+    hi = offsets_bytes[0]
     for i in range(n):
-        j = base + offsets_bytes[i] // itemsize
-        if j >= 0 and j < src.size:
-            dst[i] = src[j]
+        lo = min(lo, offsets_bytes[i])
+        hi = max(hi, offsets_bytes[i])
+    if (1 << shift) == itemsize and lo >= 0 and base >= 0 and base + (hi >> shift) < src.size:
+        b = np.uint64(base)
+        sh = np.uint64(shift)
+        for i in range(n):
+            # Unsigned indices: no negative-index wraparound test, so the loop stays tight.
+            dst[np.uint64(i)] = src[b + (np.uint64(offsets_bytes[i]) >> sh)]
+    else:
+        for i in range(n):
+            j = base + offsets_bytes[i] // itemsize
+            if j >= 0 and j < src.size:
+                dst[i] = src[j]
 
 
 # Vector arithmetic: load/store/scalar go through fp32 for fp16 (uint16) tiles.

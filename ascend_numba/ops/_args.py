@@ -6,7 +6,17 @@ import numpy as np
 
 from ..kernels.launch import MAX_BLOCK_DIM
 
-__all__ = ["check_block_dim", "check_out"]
+__all__ = ["as_input", "check_block_dim", "check_out"]
+
+
+def as_input(x) -> np.ndarray:
+    """Any array-like (``__array__``, lists, scalars) as an ndarray of fixed-size elements."""
+    if x is None:
+        raise TypeError("input is None")
+    arr = np.asarray(x)
+    if arr.dtype.hasobject:
+        raise TypeError(f"dtype {arr.dtype} holds Python objects; device tensors hold fixed-size elements")
+    return arr
 
 
 def check_block_dim(block_dim, default: int) -> int:

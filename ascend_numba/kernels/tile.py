@@ -1,0 +1,284 @@
+"""Tile kernel: the five paths of the Ascend C Tile operator (SPEC §4, seed 000 §3.2.2).
+
+GM tensors arrive as bytes (``uint8``) and every offset below is in bytes, so
+one compiled specialization serves all dtypes; the element width only enters
+through ``elemBytes`` in the tiling.  Each lane binds its three UB buffers
+(``inQue``, ``outQue``, ``tmpBuf``, ``ubSize`` bytes each) at Init and runs the
+path the host chose from the tiling:
+
+1. SplitMult -- (row, mult) work items over lanes; a row read once, doubled in
+   UB when aligned, written to each assigned segment.
+2. Doubling  -- a row read once and doubled in UB (x2, x4, ...) to the buffer,
+   then written in big blocks.
+3. Build     -- whole output rows assembled in UB, several rows per write.
+4. Gather    -- a byte-offset table built once in tmpBuf; many short rows
+   rearranged per Gather call from a double-buffered inQue.
+5. PerRow    -- each row read and written; a big aligned first write when the
+   output row is aligned; segments and consecutive rows with the same source
+   are copied from output already written (GM -> UB -> GM) in doubling blocks.
+
+Exact-length writes use DataCopyPad; GM reads round up to the block (device
+GM padding), never writes.  Reading back output the lane wrote itself needs an
+MTE3 -> MTE2 barrier on the device; lanes here run their copies in order.
+"""
+
+import numpy as np
+from numba import njit
+
+from .launch import kernel
+from .primitives import adds, alloc_buffer, data_copy, data_copy_pad, gather
+
+SPLIT_MULT, DOUBLING, BUILD, GATHER, PER_ROW = 1, 2, 3, 4, 5
+
+
+@njit(cache=True, inline="always")
+def _align_up(n, unit):
+    return (n + unit - 1) // unit * unit
+
+
+@njit(cache=True, inline="always")
+def src_offset(t, row):
+    """SrcOff: element offset in the input of output row ``row`` (dims N-2 .. 0)."""
+    off = 0
+    for d in range(t.numDims - 2, -1, -1):
+        c = row % t.outputShape[d]
+        off += (c % t.inputShape[d]) * t.inputStrides[d]
+        row //= t.outputShape[d]
+    return off
+
+
+@njit(cache=True, inline="always")
+def _write_exact(ctx, dst, dst_b, src, src_b, n):
+    """UB -> GM, exactly ``n`` bytes: DataCopy when block-aligned, else DataCopyPad."""
+    if n % ctx.block_bytes == 0:
+        data_copy(ctx, dst, dst_b, src, src_b, n)
+    else:
+        data_copy_pad(ctx, dst, dst_b, src, src_b, 1, n, 0, 0)
+
+
+@njit(cache=True)
+def _replicate_in_gm(ctx, y, base_b, seg_b, count, ub, buf_b):
+    """y[base_b : base_b + seg_b] is written; repeat it to ``count`` segments by copying
+    written output forward (GM -> UB -> GM), each copy up to twice the last, at most ``buf_b``."""
+    done = seg_b
+    total = seg_b * count
+    while done < total:
+        phase = done % seg_b  # the source must start at the same place in the pattern
+        n = min(done - phase, total - done, buf_b)
+        data_copy_pad(ctx, ub, 0, y, base_b + phase, 1, n, 0, 0)
+        _write_exact(ctx, y, base_b + done, ub, 0, n)
+        done += n
+
+
+@njit(cache=True, inline="always")
+def _lane_range(ctx, total):
+    per = (total + ctx.block_num - 1) // ctx.block_num
+    start = min(ctx.block_idx * per, total)
+    return start, min(start + per, total)
+
+
+@njit(cache=True)
+def _process_split_mult(ctx, x, y, t, in_q, out_q, buf_b):
+    eb = t.elemBytes
+    inner_b = t.inputShape[t.numDims - 1] * eb
+    mult = t.multiples[t.numDims - 1]
+    out_inner_b = inner_b * mult
+    outer = t.totalOutputElems // (out_inner_b // eb)
+    bb = ctx.block_bytes
+    item, end = _lane_range(ctx, outer * mult)
+    while item < end:
+        row = item // mult
+        m0 = item % mult
+        m1 = min(mult, m0 + (end - item))
+        src_b = src_offset(t, row) * eb
+        row_b = row * out_inner_b
+        if inner_b % bb == 0 and 2 * inner_b <= buf_b:
+            data_copy(ctx, out_q, 0, x, src_b, inner_b)
+            limit = min(buf_b, (m1 - m0) * inner_b)
+            doubled = inner_b
+            while doubled * 2 <= limit:
+                data_copy(ctx, out_q, doubled, out_q, 0, doubled)
+                doubled *= 2
+            m = m0
+            while m < m1:
+                k = min(doubled // inner_b, m1 - m)
+                data_copy(ctx, y, row_b + m * inner_b, out_q, 0, k * inner_b)
+                m += k
+        elif inner_b <= buf_b:
+            data_copy(ctx, in_q, 0, x, src_b, _align_up(inner_b, bb))
+            _write_exact(ctx, y, row_b + m0 * inner_b, in_q, 0, inner_b)
+            _replicate_in_gm(ctx, y, row_b + m0 * inner_b, inner_b, m1 - m0, out_q, buf_b)
+        else:
+            c = 0
+            while c < inner_b:
+                n = min(buf_b, inner_b - c)
+                data_copy(ctx, in_q, 0, x, src_b + c, _align_up(n, bb))
+                for m in range(m0, m1):
+                    _write_exact(ctx, y, row_b + m * inner_b + c, in_q, 0, n)
+                c += n
+        item += m1 - m0
+
+
+@njit(cache=True)
+def _process_doubling(ctx, x, y, t, out_q, buf_b):
+    eb = t.elemBytes
+    inner_b = t.inputShape[t.numDims - 1] * eb
+    out_inner_b = inner_b * t.multiples[t.numDims - 1]
+    outer = t.totalOutputElems // (out_inner_b // eb)
+    limit = min(buf_b, out_inner_b)
+    doubled_b = inner_b
+    while doubled_b * 2 <= limit:
+        doubled_b *= 2
+    row, end = _lane_range(ctx, outer)
+    prev_src = -1
+    while row < end:
+        src_b = src_offset(t, row) * eb
+        if src_b != prev_src:
+            data_copy(ctx, out_q, 0, x, src_b, inner_b)
+            cur = inner_b
+            while cur < doubled_b:
+                data_copy(ctx, out_q, cur, out_q, 0, cur)
+                cur *= 2
+            prev_src = src_b
+        row_b = row * out_inner_b
+        pos = 0
+        while pos < out_inner_b:
+            n = min(doubled_b, out_inner_b - pos)
+            data_copy(ctx, y, row_b + pos, out_q, 0, n)
+            pos += n
+        row += 1
+
+
+@njit(cache=True)
+def _process_build(ctx, x, y, t, in_q, out_q, buf_b):
+    eb = t.elemBytes
+    inner_b = t.inputShape[t.numDims - 1] * eb
+    mult = t.multiples[t.numDims - 1]
+    out_inner_b = inner_b * mult
+    outer = t.totalOutputElems // (out_inner_b // eb)
+    rows_per_batch = max(1, buf_b // out_inner_b)
+    row, end = _lane_range(ctx, outer)
+    while row < end:
+        k = min(rows_per_batch, end - row)
+        for j in range(k):
+            data_copy(ctx, in_q, 0, x, src_offset(t, row + j) * eb, inner_b)
+            for m in range(mult):
+                data_copy(ctx, out_q, j * out_inner_b + m * inner_b, in_q, 0, inner_b)
+        data_copy(ctx, y, row * out_inner_b, out_q, 0, k * out_inner_b)
+        row += k
+
+
+@njit(cache=True)
+def _gather_words(ctx, out_q, in_q, slot_b, table, count, word):
+    """Gather ``count`` words of ``word`` bytes from the inQue slot at ``slot_b`` into outQue."""
+    if word == 8:
+        gather(ctx, out_q.view(np.uint64), in_q.view(np.uint64), table, slot_b // 8, count)
+    elif word == 4:
+        gather(ctx, out_q.view(np.uint32), in_q.view(np.uint32), table, slot_b // 4, count)
+    elif word == 2:
+        gather(ctx, out_q.view(np.uint16), in_q.view(np.uint16), table, slot_b // 2, count)
+    else:
+        gather(ctx, out_q, in_q, table, slot_b, count)
+
+
+@njit(cache=True)
+def _process_gather(ctx, x, y, t, in_q, out_q, tmp, buf_b):
+    eb = t.elemBytes
+    inner = t.inputShape[t.numDims - 1]
+    out_inner = inner * t.multiples[t.numDims - 1]
+    inner_b = inner * eb
+    out_inner_b = out_inner * eb
+    outer = t.totalOutputElems // out_inner
+    bb = ctx.block_bytes
+    # Gather moves words: the element itself for 1/2/4/8-byte types, else the widest power of two dividing it.
+    word = 8
+    while eb % word:
+        word //= 2
+    per_elem = eb // word
+    row_words = out_inner * per_elem
+    slot_b = buf_b // 2 // bb * bb  # inQue depth 2: two slots, ping-pong
+    # Runs of consecutive output rows whose sources are consecutive input rows: a batch never crosses one.
+    run = t.inputShape[t.numDims - 2] if t.numDims >= 2 else 1
+    row, end = _lane_range(ctx, outer)
+    # maxBR: what the three buffers hold, and no more than one run or this lane's rows need.
+    max_rows = min(buf_b // out_inner_b, buf_b // (row_words * 4), (slot_b - bb) // inner_b, run, end - row)
+    if max_rows <= 0:
+        return
+    # Offset table: the first rows entry by entry (SetValue) up to a block-aligned size, then doubled.
+    table = tmp.view(np.uint32)
+    unit = 1
+    while (unit * row_words * 4) % bb:
+        unit += 1
+    first = min(unit, max_rows)
+    for j in range(first * row_words):
+        r, w = j // row_words, j % row_words
+        e, part = w // per_elem, w % per_elem
+        table[j] = r * inner_b + (e % inner) * eb + part * word
+    built = first
+    while built < max_rows:
+        n = min(built, max_rows - built) // unit * unit
+        if n == 0:
+            break
+        data_copy(ctx, table, built * row_words, table, 0, n * row_words)
+        adds(ctx, table[built * row_words:], table[built * row_words:], built * inner_b, n * row_words)
+        built += n
+    slot = 0
+    while row < end:
+        k = min(built, end - row, (row // run + 1) * run - row)
+        src_b = src_offset(t, row) * eb
+        data_copy(ctx, in_q, slot * slot_b, x, src_b, _align_up(k * inner_b, bb))
+        _gather_words(ctx, out_q, in_q, slot * slot_b, table, k * row_words, word)
+        _write_exact(ctx, y, row * out_inner_b, out_q, 0, k * out_inner_b)
+        slot ^= 1
+        row += k
+
+
+@njit(cache=True)
+def _process_per_row(ctx, x, y, t, in_q, out_q, buf_b):
+    eb = t.elemBytes
+    inner_b = t.inputShape[t.numDims - 1] * eb
+    mult = t.multiples[t.numDims - 1]
+    out_inner_b = inner_b * mult
+    outer = t.totalOutputElems // (out_inner_b // eb)
+    bb = ctx.block_bytes
+    big_write = out_inner_b % bb == 0  # canBigWrite: rounding up stays inside the row
+    row, end = _lane_range(ctx, outer)
+    prev_src = -1
+    while row < end:
+        src_b = src_offset(t, row) * eb
+        row_b = row * out_inner_b
+        if src_b == prev_src:  # isRepeat: copy the row just written
+            _replicate_in_gm(ctx, y, row_b - out_inner_b, out_inner_b, 2, out_q, buf_b)
+        else:
+            c = 0
+            while c < inner_b:
+                n = min(buf_b, inner_b - c)
+                data_copy(ctx, in_q, 0, x, src_b + c, _align_up(n, bb))
+                if big_write:
+                    data_copy(ctx, y, row_b + c, in_q, 0, _align_up(n, bb))
+                else:
+                    _write_exact(ctx, y, row_b + c, in_q, 0, n)
+                c += n
+            _replicate_in_gm(ctx, y, row_b, inner_b, mult, out_q, buf_b)
+        prev_src = src_b
+        row += 1
+
+
+@kernel
+def tile_kernel(ctx, x, y, path, t):
+    # Init: three UB buffers of ubSize bytes, bound for the kernel's life.
+    buf_b = t.ubSize
+    in_q = alloc_buffer(ctx, buf_b, np.uint8)
+    out_q = alloc_buffer(ctx, buf_b, np.uint8)
+    tmp = alloc_buffer(ctx, buf_b, np.uint8)
+    # Process: the path the host selected from this tiling.
+    if path == SPLIT_MULT:
+        _process_split_mult(ctx, x, y, t, in_q, out_q, buf_b)
+    elif path == DOUBLING:
+        _process_doubling(ctx, x, y, t, out_q, buf_b)
+    elif path == BUILD:
+        _process_build(ctx, x, y, t, in_q, out_q, buf_b)
+    elif path == GATHER:
+        _process_gather(ctx, x, y, t, in_q, out_q, tmp, buf_b)
+    else:
+        _process_per_row(ctx, x, y, t, in_q, out_q, buf_b)

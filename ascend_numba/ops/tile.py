@@ -1,0 +1,65 @@
+"""``tile`` (numpy.tile semantics) and ``repeat`` (torch.Tensor.repeat / aclnnRepeat semantics)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..host.platform import get_platform
+from ..host.tile_plan import TooManyDims, normalize_repeat_reps, normalize_tile_reps, plan_tile_normalized
+from ..host.tiling import numpy_dtype
+from ..kernels.launch import run_launch
+from ..kernels.tile import tile_kernel
+from ._args import as_input, check_block_dim, check_out
+
+__all__ = ["tile", "repeat"]
+
+
+def tile(x, reps, *, out=None, block_dim: int | None = None, platform="A2", path: str | None = None) -> np.ndarray:
+    """``numpy.tile(x, reps)`` computed by the Ascend C Tile kernel's paths on simulated cores.
+
+    ``block_dim`` defaults to the platform's AI core count; ``path`` forces one
+    of ``split_mult, doubling, build, gather, per_row`` when its structural
+    needs hold (else ValueError).  ``out`` receives the result when given.
+    """
+    arr = as_input(x)
+    return _tile(arr, normalize_tile_reps(arr.ndim, reps), out, block_dim, platform, path)
+
+
+def repeat(x, repeats, *, out=None, block_dim: int | None = None, platform="A2",
+           path: str | None = None) -> np.ndarray:
+    """``torch.Tensor.repeat(*repeats)``: ``len(repeats) >= x.ndim``, x left-padded with 1-dims."""
+    arr = as_input(x)
+    return _tile(arr, normalize_repeat_reps(arr.ndim, repeats), out, block_dim, platform, path)
+
+
+def _tile(arr: np.ndarray, multiples: tuple, out, block_dim, platform, path) -> np.ndarray:
+    plat = get_platform(platform)
+    block_dim = check_block_dim(block_dim, plat.aic_num)
+    padded = (1,) * (len(multiples) - arr.ndim) + arr.shape
+    out = check_out(out, tuple(s * m for s, m in zip(padded, multiples)), arr.dtype)
+    if out.size == 0:
+        return out
+    src = np.ascontiguousarray(arr).reshape(padded)
+    if np.may_share_memory(src, out):
+        src = src.copy()
+    _tile_into(src, multiples, out, block_dim, plat, path)
+    return out
+
+
+def _tile_into(src: np.ndarray, multiples: tuple, out: np.ndarray, block_dim: int, plat, path) -> None:
+    try:
+        plan = plan_tile_normalized(src.shape, multiples, src.itemsize, block_dim, plat, path)
+    except TooManyDims:
+        # The kernel takes 8 dims; NumPy takes any rank: peel the outermost output dim on the host.
+        for i in range(out.shape[0]):
+            _tile_into(src[i % src.shape[0]], multiples[1:], out[i], block_dim, plat, path)
+        return
+    tiling_dtype = numpy_dtype(type(plan.tiling))
+    launcher = _LAUNCHERS.get(tiling_dtype)
+    if launcher is None:
+        launcher = _LAUNCHERS[tiling_dtype] = tile_kernel.launcher({}, tiling_dtype)
+    run_launch(launcher, plan.block_dim, plat,
+               (src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8), plan.path_id), plan.tiling_array)
+
+
+_LAUNCHERS: dict = {}
