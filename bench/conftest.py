@@ -7,6 +7,8 @@ than X).  Mark references with ``ref(benchmark, "name")``.
 
 from __future__ import annotations
 
+import numba
+import numpy as np
 import pytest
 
 try:
@@ -16,6 +18,22 @@ except ImportError:
     HAVE_TORCH = False
 
 needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch not installed (make bench-torch)")
+
+
+@numba.njit(parallel=True, cache=True)
+def _parallel_copy(dst, src):
+    n = src.size
+    parts = numba.get_num_threads()
+    per = (n + parts - 1) // parts
+    for p in numba.prange(parts):
+        start = min(p * per, n)
+        end = min(start + per, n)
+        dst[start:end] = src[start:end]
+
+
+def parallel_copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """The bandwidth limit: a plain multi-threaded memcpy of ``src`` into ``dst`` (same size)."""
+    _parallel_copy(dst.reshape(-1).view(np.uint8), src.reshape(-1).view(np.uint8))
 
 
 def ref(benchmark, name: str) -> None:

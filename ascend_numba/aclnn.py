@@ -1,0 +1,128 @@
+"""The aclnn two-phase C API, mirrored: ``aclnnXxxGetWorkspaceSize`` then ``aclnnXxx`` (SPEC §4, §5).
+
+Calls return the device's status codes instead of raising, check their
+arguments in the device's order, and keep the last error message for
+:func:`aclGetRecentErrMsg`.  A call that fails changes no array.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+import ml_dtypes
+import numpy as np
+
+from .host.tile_plan import INT32_MAX, MAX_DIMS
+from .ops.tile import repeat as _repeat
+
+__all__ = [
+    "ACLNN_SUCCESS", "ACLNN_ERR_PARAM_NULLPTR", "ACLNN_ERR_PARAM_INVALID",
+    "AclOpExecutor", "aclGetRecentErrMsg",
+    "aclnnRepeatGetWorkspaceSize", "aclnnRepeat", "REPEAT_DTYPES",
+]
+
+ACLNN_SUCCESS = 0
+ACLNN_ERR_PARAM_NULLPTR = 161001
+ACLNN_ERR_PARAM_INVALID = 161002
+
+REPEAT_DTYPES = frozenset(np.dtype(d) for d in (
+    np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.int16, np.int32, np.int64,
+    np.uint8, np.uint16, np.uint32, np.uint64, np.bool_, np.complex64, np.complex128))
+
+_recent = threading.local()
+
+
+def aclGetRecentErrMsg() -> str:
+    """The last error message of this thread's aclnn calls ('' when the last call succeeded)."""
+    return getattr(_recent, "message", "")
+
+
+def _set_error(message: str) -> None:
+    _recent.message = message
+
+
+@dataclass
+class AclOpExecutor:
+    """What GetWorkspaceSize prepared; runs once, as aclnn executors do."""
+
+    op_name: str
+    run: Callable[[], None]
+    used: bool = False
+
+
+def _fail(code: int, message: str):
+    _set_error(message)
+    return code, 0, None
+
+
+def aclnnRepeatGetWorkspaceSize(self, repeats, out):
+    """Check a Repeat call and prepare it: returns ``(status, workspace_size, executor)``.
+
+    Checks, in order: null self/repeats/out (161001); dtype not supported or
+    ``out`` of another dtype (161002); fewer repeats than dims, a negative
+    repeat, rank or repeats above 8 (161002); an empty input or a 0 repeat
+    succeeds with nothing to do; ``out`` of the wrong shape or past the
+    device's int32 element limit (161002).
+    """
+    if self is None or repeats is None or out is None:
+        name = "self" if self is None else "repeats" if repeats is None else "out"
+        return _fail(ACLNN_ERR_PARAM_NULLPTR, f"aclnnRepeat: {name} is a null pointer")
+    if not isinstance(self, np.ndarray) or not isinstance(out, np.ndarray):
+        return _fail(ACLNN_ERR_PARAM_INVALID, "aclnnRepeat: self and out must be tensors (numpy arrays)")
+    if self.dtype not in REPEAT_DTYPES:
+        return _fail(ACLNN_ERR_PARAM_INVALID, f"aclnnRepeat: self dtype {self.dtype} is not supported; "
+                                              f"supported: {sorted(str(d) for d in REPEAT_DTYPES)}")
+    if out.dtype != self.dtype:
+        return _fail(ACLNN_ERR_PARAM_INVALID, f"aclnnRepeat: out dtype {out.dtype} differs from self dtype "
+                                              f"{self.dtype}")
+    try:
+        repeats = [int(r.__index__()) for r in repeats]
+    except (AttributeError, TypeError):
+        return _fail(ACLNN_ERR_PARAM_INVALID, "aclnnRepeat: repeats must be a sequence of integers")
+    if self.ndim > len(repeats):
+        return _fail(ACLNN_ERR_PARAM_INVALID, "aclnnRepeat: Number of dimensions of repeat dims can not be "
+                                              "smaller than number of dimensions of input tensor")
+    if any(r < 0 for r in repeats):
+        return _fail(ACLNN_ERR_PARAM_INVALID, f"aclnnRepeat: repeats must be non-negative, got {repeats}")
+    if self.ndim > MAX_DIMS or len(repeats) > MAX_DIMS:
+        return _fail(ACLNN_ERR_PARAM_INVALID, f"aclnnRepeat: rank {self.ndim} and {len(repeats)} repeats must "
+                                              f"not exceed {MAX_DIMS}")
+    if self.size == 0 or 0 in repeats:
+        _set_error("")
+        return ACLNN_SUCCESS, 0, AclOpExecutor("aclnnRepeat", lambda: None)
+    padded = (1,) * (len(repeats) - self.ndim) + self.shape
+    expected = tuple(s * r for s, r in zip(padded, repeats))
+    if out.shape != expected:
+        return _fail(ACLNN_ERR_PARAM_INVALID, f"aclnnRepeat: out shape {out.shape} should be {expected}")
+    if out.size > INT32_MAX:
+        return _fail(ACLNN_ERR_PARAM_INVALID, f"aclnnRepeat: {out.size} output elements exceed the int32 limit")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        return _fail(ACLNN_ERR_PARAM_INVALID, "aclnnRepeat: out must be contiguous and writeable")
+    _set_error("")
+    return ACLNN_SUCCESS, 0, AclOpExecutor("aclnnRepeat", lambda: _repeat(self, repeats, out=out))
+
+
+def _run_executor(op_name: str, workspace, workspace_size: int, executor, stream) -> int:
+    if executor is None:
+        _set_error(f"{op_name}: executor is a null pointer")
+        return ACLNN_ERR_PARAM_NULLPTR
+    if not isinstance(executor, AclOpExecutor) or executor.op_name != op_name:
+        _set_error(f"{op_name}: executor was not prepared by {op_name}GetWorkspaceSize")
+        return ACLNN_ERR_PARAM_INVALID
+    if workspace_size and workspace is None:
+        _set_error(f"{op_name}: workspace is a null pointer but workspace_size is {workspace_size}")
+        return ACLNN_ERR_PARAM_NULLPTR
+    if executor.used:
+        _set_error(f"{op_name}: executor already ran (executors are single-use)")
+        return ACLNN_ERR_PARAM_INVALID
+    executor.used = True
+    executor.run()
+    _set_error("")
+    return ACLNN_SUCCESS
+
+
+def aclnnRepeat(workspace, workspace_size: int, executor, stream=None) -> int:
+    """Run a prepared Repeat; returns the status (``stream`` is accepted and unused: lanes run now)."""
+    return _run_executor("aclnnRepeat", workspace, workspace_size, executor, stream)

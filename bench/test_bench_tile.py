@@ -1,0 +1,117 @@
+"""Tile: each case next to np.tile, torch.repeat (when installed) and a same-size parallel copy.
+
+Groups: the seed's four shapes x six dtypes; big_2D and small_inner with and
+without a preallocated ``out``; each fast path against forced PerRow on a shape
+that picks it.  Read the ratio table printed at the end of the run.
+"""
+
+import numpy as np
+import pytest
+
+import ascend_numba as an
+
+from conftest import HAVE_TORCH, parallel_copy, ref
+
+SEED = {
+    "large_2D": ((1024, 1024), (2, 2)),
+    "large_3D": ((256, 256, 4), (2, 2, 2)),
+    "broadcast": ((1, 1024), (1024, 1)),
+    "1D_repeat": ((128,), (8192,)),
+}
+SEED_DTYPES = ["float32", "float16", "int32", "int16", "int8", "uint8"]
+LARGE = {
+    "big_2D": ((4096, 4096), (2, 2), "float32"),
+    "small_inner": ((4096, 3), (1, 5000), "int8"),
+}
+# A shape that picks each fast path (checked below), float32.  Paths pay off where per-copy
+# costs dominate (many short rows); on long rows every path runs at memory bandwidth.
+PATH_SHAPES = {
+    "split_mult": ((256,), (65536,)),
+    "doubling": ((65536, 8), (1, 4)),
+    "build": ((131072, 8), (1, 3)),
+    "gather": ((256, 1024, 3), (1, 2, 4)),
+}
+
+
+def _case(shape, reps, dtype):
+    x = (np.arange(int(np.prod(shape))) % 101).astype(dtype).reshape(shape)
+    out = np.tile(x, reps)
+    an.tile(x, reps)  # compile / load the cache outside the timing
+    return x, out
+
+
+def _traffic(x, out):
+    return x.nbytes + out.nbytes
+
+
+def _record(benchmark, nbytes):
+    benchmark.extra_info["GBps"] = nbytes / benchmark.stats.stats.median / 1e9
+
+
+def _group_cases(group, x, reps, out, *, with_out=False):
+    """The benchmark functions of one group, keyed by case name."""
+    cases = {
+        "ascend_numba.tile": lambda: an.tile(x, reps),
+        "np.tile": lambda: np.tile(x, reps),
+        "parallel copy (same bytes)": lambda: parallel_copy(out, out_src),
+    }
+    out_src = np.empty_like(out)
+    if with_out:
+        cases["ascend_numba.tile out="] = lambda: an.tile(x, reps, out=out)
+    if HAVE_TORCH:
+        import torch
+        tx = torch.from_numpy(x.copy())
+        cases["torch.repeat"] = lambda: tx.repeat(*reps)
+    return cases
+
+
+def _bench(benchmark, name, fn, nbytes):
+    if name in ("np.tile", "torch.repeat", "parallel copy (same bytes)"):
+        ref(benchmark, name.split(" ")[0] if name.startswith("parallel") else name)
+    benchmark(fn)
+    _record(benchmark, nbytes)
+
+
+SEED_PARAMS = [(n, d) for n in SEED for d in SEED_DTYPES]
+CASE_NAMES = ["ascend_numba.tile", "np.tile", "parallel copy (same bytes)", "torch.repeat"]
+
+
+@pytest.mark.parametrize("case", CASE_NAMES)
+@pytest.mark.parametrize("name, dtype", SEED_PARAMS, ids=[f"{n}-{d}" for n, d in SEED_PARAMS])
+def test_seed_shapes(benchmark, name, dtype, case):
+    shape, reps = SEED[name]
+    x, out = _case(shape, reps, dtype)
+    benchmark.group = f"tile {name} {dtype} (path {an.plan_tile(shape, reps, x.itemsize).path})"
+    cases = _group_cases(benchmark.group, x, reps, out)
+    if case not in cases:
+        pytest.skip("torch not installed")
+    _bench(benchmark, case, cases[case], _traffic(x, out))
+
+
+@pytest.mark.parametrize("case", CASE_NAMES + ["ascend_numba.tile out="])
+@pytest.mark.parametrize("name", list(LARGE))
+def test_large(benchmark, name, case):
+    shape, reps, dtype = LARGE[name]
+    x, out = _case(shape, reps, dtype)
+    benchmark.group = f"tile {name} {dtype} (path {an.plan_tile(shape, reps, x.itemsize).path})"
+    cases = _group_cases(benchmark.group, x, reps, out, with_out=True)
+    if case not in cases:
+        pytest.skip("torch not installed")
+    _bench(benchmark, case, cases[case], _traffic(x, out))
+
+
+@pytest.mark.parametrize("forced", ["auto", "per_row"])
+@pytest.mark.parametrize("path", list(PATH_SHAPES))
+def test_fast_path_vs_per_row(benchmark, path, forced):
+    shape, reps = PATH_SHAPES[path]
+    x, out = _case(shape, reps, "float32")
+    assert an.plan_tile(shape, reps, 4).path == path
+    benchmark.group = f"path {path} {shape}x{reps} float32 vs forced per_row"
+    force = None if forced == "auto" else "per_row"
+    an.tile(x, reps, out=out, path=force)
+    if forced == "per_row":
+        ref(benchmark, "per_row")
+    benchmark.extra_info["path"] = path if force is None else "per_row"
+    benchmark(lambda: an.tile(x, reps, out=out, path=force))
+    _record(benchmark, _traffic(x, out))
+    assert np.array_equal(out, np.tile(x, reps))
