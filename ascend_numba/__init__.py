@@ -11,6 +11,9 @@ from .host import (
 )
 from .host.tile_plan import TilePlan, plan_tile
 from .kernels import Kernel, KernelError, kernel
+from .errors import AclnnParamError, ParamDtypeError, ParamInvalidError, ParamNullptrError
+from .host.adamw_plan import plan_adamw
+from .ops.adamw import apply_adamw
 from .ops.copy import staged_copy
 from .ops.tile import repeat, tile
 
@@ -21,4 +24,6 @@ __all__ = [
     "InvalidArgument", "InvalidType", "InvalidVal", "TilingError", "TilingKeyField", "UBPlanError",
     "Kernel", "KernelError", "kernel",
     "tile", "repeat", "plan_tile", "TilePlan", "staged_copy",
+    "apply_adamw", "plan_adamw",
+    "AclnnParamError", "ParamNullptrError", "ParamInvalidError", "ParamDtypeError",
 ]

@@ -14,18 +14,19 @@ from typing import Callable
 import ml_dtypes
 import numpy as np
 
+from .errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclnnParamError
 from .host.tile_plan import INT32_MAX, MAX_DIMS
+from .ops.adamw import SCALAR_NAMES, apply_adamw, check_adamw_args
 from .ops.tile import repeat as _repeat
 
 __all__ = [
     "ACLNN_SUCCESS", "ACLNN_ERR_PARAM_NULLPTR", "ACLNN_ERR_PARAM_INVALID",
     "AclOpExecutor", "aclGetRecentErrMsg",
     "aclnnRepeatGetWorkspaceSize", "aclnnRepeat", "REPEAT_DTYPES",
+    "aclnnApplyAdamWGetWorkspaceSize", "aclnnApplyAdamW",
 ]
 
 ACLNN_SUCCESS = 0
-ACLNN_ERR_PARAM_NULLPTR = 161001
-ACLNN_ERR_PARAM_INVALID = 161002
 
 REPEAT_DTYPES = frozenset(np.dtype(d) for d in (
     np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.int16, np.int32, np.int64,
@@ -126,3 +127,35 @@ def _run_executor(op_name: str, workspace, workspace_size: int, executor, stream
 def aclnnRepeat(workspace, workspace_size: int, executor, stream=None) -> int:
     """Run a prepared Repeat; returns the status (``stream`` is accepted and unused: lanes run now)."""
     return _run_executor("aclnnRepeat", workspace, workspace_size, executor, stream)
+
+
+def aclnnApplyAdamWGetWorkspaceSize(varRef, mRef, vRef, beta1Power, beta2Power, lr, weightDecay, beta1, beta2,
+                                    epsilon, grad, maxGradNorm, amsgrad: bool, maximize: bool):
+    """Check an ApplyAdamW call (argument order of the C API) and prepare it in place on varRef/mRef/vRef.
+
+    Returns ``(status, workspace_size, executor)``: 161001 for a missing tensor or
+    a missing maxGradNorm with amsgrad; 161002 for a dtype outside fp32/fp16/bf16
+    or differing from varRef, a shape differing from varRef's, a scalar with more
+    than one element; an empty varRef succeeds with nothing to do.
+    """
+    tensors = dict(var=varRef, m=mRef, v=vRef, grad=grad)
+    scalars = dict(zip(SCALAR_NAMES, (beta1Power, beta2Power, lr, weightDecay, beta1, beta2, epsilon)))
+    try:
+        check_adamw_args(tensors, scalars, maxGradNorm, bool(amsgrad), "seed")
+    except AclnnParamError as e:
+        return _fail(e.code, f"aclnnApplyAdamW: {e}")
+    if not all(a.flags.c_contiguous and a.flags.writeable for a in (varRef, mRef, vRef)):
+        return _fail(ACLNN_ERR_PARAM_INVALID, "aclnnApplyAdamW: varRef, mRef, vRef must be contiguous and writeable")
+    _set_error("")
+    if varRef.size == 0:
+        return ACLNN_SUCCESS, 0, AclOpExecutor("aclnnApplyAdamW", lambda: None)
+
+    def run():
+        apply_adamw(varRef, mRef, vRef, beta1Power, beta2Power, lr, weightDecay, beta1, beta2, epsilon, grad,
+                    maxGradNorm if amsgrad else None, amsgrad=bool(amsgrad), maximize=bool(maximize))
+    return ACLNN_SUCCESS, 0, AclOpExecutor("aclnnApplyAdamW", run)
+
+
+def aclnnApplyAdamW(workspace, workspace_size: int, executor, stream=None) -> int:
+    """Run a prepared ApplyAdamW; returns the status."""
+    return _run_executor("aclnnApplyAdamW", workspace, workspace_size, executor, stream)

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
+from ._jit import jit
 
 __all__ = [
     "f32_as_u32", "u32_as_f32",
@@ -54,7 +55,7 @@ def u32_as_f32(typingctx, x):
     return types.float32(x), codegen
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _f32bits_to_f16bits(f):
     f = np.uint32(f)
     sign = np.uint16((f >> np.uint32(16)) & np.uint32(0x8000))
@@ -83,13 +84,13 @@ def _f32bits_to_f16bits(f):
     return np.uint16(sign | np.uint16(h_exp + (f_sig >> np.uint32(13))))
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def f32_to_f16(x):
     """Round a float32 to fp16 (nearest even); returns the fp16 bits as uint16."""
     return _f32bits_to_f16bits(f32_as_u32(np.float32(x)))
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def f16_to_f32(h):
     """Widen fp16 bits (uint16) to float32, exactly."""
     h = np.uint32(h)
@@ -105,7 +106,7 @@ def f16_to_f32(h):
     return u32_as_f32(sign | (((h & np.uint32(0x7FFF)) + np.uint32(0x1C000)) << np.uint32(13)))
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def f32_to_bf16(x):
     """Round a float32 to bf16 (nearest even, NaN -> quiet NaN); returns uint16 bits."""
     f = f32_as_u32(np.float32(x))
@@ -115,31 +116,31 @@ def f32_to_bf16(x):
     return np.uint16((f + bias) >> np.uint32(16))
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def bf16_to_f32(h):
     """Widen bf16 bits (uint16) to float32, exactly."""
     return u32_as_f32(np.uint32(h) << np.uint32(16))
 
 
-@njit(cache=True)
+@jit
 def f32_to_f16_array(src, dst):
     for i in range(src.size):
         dst[i] = f32_to_f16(src[i])
 
 
-@njit(cache=True)
+@jit
 def f16_to_f32_array(src, dst):
     for i in range(src.size):
         dst[i] = f16_to_f32(src[i])
 
 
-@njit(cache=True)
+@jit
 def f32_to_bf16_array(src, dst):
     for i in range(src.size):
         dst[i] = f32_to_bf16(src[i])
 
 
-@njit(cache=True)
+@jit
 def bf16_to_f32_array(src, dst):
     for i in range(src.size):
         dst[i] = bf16_to_f32(src[i])

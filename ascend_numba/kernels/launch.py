@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import pathlib
 import threading
 import types as pytypes
 from typing import Any, Callable
@@ -38,6 +39,7 @@ from numba.core.caching import FunctionCache
 from ..host.platform import Platform, get_platform
 from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
+from ._jit import JIT_OPTIONS, jit
 from .primitives import ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, Lane, _address
 
 __all__ = ["Kernel", "kernel", "KernelError", "as_gm", "MAX_BLOCK_DIM"]
@@ -84,7 +86,7 @@ def _specialized_jit(func: Callable, consts: dict, tag: str, **options):
     clone = pytypes.FunctionType(func.__code__, scope, func.__name__, func.__defaults__, func.__closure__)
     clone.__qualname__ = func.__qualname__
     clone.__module__ = func.__module__
-    dispatcher = njit(**options)(clone)
+    dispatcher = njit(**{**JIT_OPTIONS, **options})(clone)
     try:
         dispatcher._cache = _SpecializedCache(clone, tag)
     except RuntimeError:
@@ -92,12 +94,23 @@ def _specialized_jit(func: Callable, consts: dict, tag: str, **options):
     return dispatcher
 
 
+@functools.cache
+def _library_digest() -> str:
+    """Every compiled module of this package and the Numba version: launchers inline them all."""
+    h = hashlib.sha256(numba.__version__.encode())
+    for path in sorted(pathlib.Path(__file__).parent.glob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def _source_digest(func: Callable) -> str:
+    """The kernel's source file (or bytecode when there is none) together with the library's."""
     try:
         with open(inspect.getsourcefile(func), "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+            own = f.read()
     except (OSError, TypeError):
-        return hashlib.sha256(func.__code__.co_code).hexdigest()
+        own = func.__code__.co_code
+    return hashlib.sha256(own + _library_digest().encode()).hexdigest()
 
 
 def _launch_with_tiling(block_dim, ub_pool, block_bytes, state, args, tiling_bytes):
@@ -121,12 +134,12 @@ def _launch_without_tiling(block_dim, ub_pool, block_bytes, state, args, tiling_
             LANE_BODY(ctx, *args)  # noqa: F821 - injected per specialization
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _make_lane(i, block_dim, ub, block_bytes, state):
     return Lane(i, block_dim, ub, _address(ub), ub.size, block_bytes, state)
 
 
-@njit(cache=True)
+@jit
 def _interleaved_lane(k, per_thread, threads):
     # prange hands each host thread a contiguous run of k; mapping run position j of thread t
     # to lane j * threads + t spreads lanes round-robin, so the idle trailing lanes of a split
@@ -182,15 +195,15 @@ class Kernel:
             raise TypeError(f"{self!r} is bound to {self.key_schema.key_cls.__name__}; pass a key dict")
         return dict(self.key_schema.validate_concrete(key))
 
-    def launcher(self, key_consts: dict, tiling_dtype: np.dtype | None):
-        """The compiled launcher for one key and tiling layout (built and cached on first use)."""
-        cache_key = (tuple(key_consts.items()), tiling_dtype)
+    def launcher(self, constants: dict, tiling_dtype: np.dtype | None):
+        """The compiled launcher for one set of compile-time constants and tiling layout (cached)."""
+        cache_key = (tuple(constants.items()), tiling_dtype)
         found = self._launchers.get(cache_key)
         if found is not None:
             return found
         layout = None if tiling_dtype is None else (tiling_dtype.descr, tiling_dtype.itemsize)
         tag = f"{self._digest}|{cache_key[0]!r}|{layout!r}"
-        body = _specialized_jit(self.py_func, key_consts, tag, cache=True)
+        body = _specialized_jit(self.py_func, constants, tag, cache=True)
         template = _launch_without_tiling if tiling_dtype is None else _launch_with_tiling
         consts = {"LANE_BODY": body, "TILING_DTYPE": tiling_dtype}
         launcher = _specialized_jit(template, consts, f"{self.py_func.__module__}.{self.py_func.__qualname__}|{tag}",
@@ -198,13 +211,16 @@ class Kernel:
         self._launchers[cache_key] = launcher
         return launcher
 
-    def launch(self, *args, block_dim: int, key: dict | None = None,
-               platform: "str | Platform" = "A2") -> None:
+    def launch(self, *args, block_dim: int, key: dict | None = None, datatype: dict | None = None,
+               platform: "str | Platform" = "A2") -> np.ndarray:
         """Run the kernel on ``block_dim`` lanes.  A trailing TilingData instance is the tiling.
 
         Arrays become flat GM tensors (C-contiguous required); scalars pass as
-        they are.  Raises before any compiled code runs on a bad block_dim, key,
-        tiling or argument, and KernelError if a lane fails at run time.
+        they are.  ``datatype`` adds compile-time constants beside the key (PyPTO's
+        datatype specialization, e.g. the element type of the I/O buffers).
+        Raises before any compiled code runs on a bad block_dim, key, tiling or
+        argument, and KernelError if a lane fails at run time.  Returns the lanes'
+        state rows (``[:, STATE_UB_TOP]`` is each lane's UB allocation).
         """
         plat = get_platform(platform)
         if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) \
@@ -217,12 +233,15 @@ class Kernel:
             tiling_bytes = to_array(args[-1])
             args = args[:-1]
         gm_args = tuple(self._gm_arg(a, i) for i, a in enumerate(args))
-        self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, int(block_dim), plat, key_consts)
+        return self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, int(block_dim), plat,
+                                    {**key_consts, **(datatype or {})})
 
     def launch_prepared(self, gm_args: tuple, tiling_bytes: np.ndarray, tiling_dtype: np.dtype | None,
-                        block_dim: int, platform: Platform, key_consts: dict | None = None) -> None:
-        """Launch with arguments an op has already validated: flat GM arrays, serialized tiling."""
-        run_launch(self.launcher(key_consts or {}, tiling_dtype), block_dim, platform, gm_args, tiling_bytes)
+                        block_dim: int, platform: Platform, constants: dict | None = None) -> np.ndarray:
+        """Launch with arguments an op has already validated: flat GM arrays, serialized tiling,
+        compile-time constants (key fields and datatype).  Returns the lanes' state rows."""
+        return run_launch(self.launcher(constants or {}, tiling_dtype), block_dim, platform, gm_args,
+                          tiling_bytes)
 
     @staticmethod
     def _gm_arg(value, index: int):
@@ -233,8 +252,8 @@ class Kernel:
         raise TypeError(f"argument {index}: expected a numpy array or a scalar, got {type(value).__name__}")
 
 
-def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, tiling_bytes: np.ndarray) -> None:
-    """Execute a compiled launcher and raise KernelError for the first failing lane."""
+def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, tiling_bytes: np.ndarray) -> np.ndarray:
+    """Execute a compiled launcher; raise KernelError for the first failing lane, else return the state rows."""
     state = np.zeros((block_dim, LANE_STATE_SLOTS), np.int64)
     launcher(block_dim, _UB_POOL.get(platform.ub_size), platform.block_bytes, state, gm_args, tiling_bytes)
     errors = state[:, STATE_ERROR]
@@ -245,6 +264,7 @@ def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, til
                 f"lane {lane}: UB allocation of {state[lane, STATE_ERROR_DETAIL]} bytes exceeds "
                 f"ub_size {platform.ub_size} ({platform.name})")
         raise KernelError(f"lane {lane}: error code {state[lane, STATE_ERROR]}")
+    return state
 
 
 def kernel(func: Callable | None = None, *, tiling_key: type | None = None):

@@ -26,10 +26,11 @@ import collections
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from ._jit import JIT_OPTIONS, jit
 from .half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 
 __all__ = [
@@ -95,7 +96,7 @@ def _copy_short(typingctx, dst, dst_byte, src, src_byte, nbytes):
     return sig, codegen
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _copy_bytes(dst, dst_byte, src, src_byte, nbytes):
     """Copy bytes, clamped to both arrays; out-of-range parts are dropped."""
     if dst_byte < 0 or src_byte < 0 or nbytes <= 0:
@@ -120,14 +121,14 @@ def _address(typingctx, arr):
     return types.uint64(arr), codegen
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def in_ub(ctx, tensor):
     """True when ``tensor`` is a view of this lane's UB (a local tensor), False for GM."""
     p = _address(tensor)
     return ctx.ub_addr <= p and p < ctx.ub_addr + ctx.ub_size
 
 
-@njit(cache=True)
+@jit
 def alloc_buffer(ctx, count, dtype):
     """Bind ``count`` elements of ``dtype`` at the next block-aligned UB offset (TPipe::InitBuffer).
 
@@ -148,13 +149,13 @@ def alloc_buffer(ctx, count, dtype):
     return ctx.ub[top:top + nbytes].view(dtype)
 
 
-@njit(cache=True)
+@jit
 def reinterpret(tensor, dtype):
     """TRESHAPE: the same bytes, another element type (total bytes must divide evenly)."""
     return tensor.view(dtype)
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def data_copy(ctx, dst, dst_off, src, src_off, count):
     """DataCopy(dst[dst_off], src[src_off], count): GM<->UB or UB<->UB, ``count`` source elements.
 
@@ -164,7 +165,7 @@ def data_copy(ctx, dst, dst_off, src, src_off, count):
     _copy_bytes(dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _pitch(is_local, block_len, stride, block_bytes):
     # A local (UB) side keeps every block 32-byte aligned and strides in blocks; GM strides in bytes.
     if is_local:
@@ -172,7 +173,7 @@ def _pitch(is_local, block_len, stride, block_bytes):
     return block_len + stride
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_stride, dst_stride):
     """DataCopyPad with DataCopyExtParams{blockCount, blockLen (bytes), srcStride, dstStride}.
 
@@ -191,7 +192,7 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
         d += dst_pitch
 
 
-@njit(cache=True)
+@jit
 def gather(ctx, dst, src, offsets_bytes, base, count):
     """Gather: ``dst[i] = src[base + offsets_bytes[i] / sizeof]`` for ``i < count`` (UB to UB).
 
@@ -237,14 +238,14 @@ def _vscalar(tensor, value):
     raise NotImplementedError  # compiled only
 
 
-@overload(_vload, jit_options={"cache": True})
+@overload(_vload, jit_options=JIT_OPTIONS)
 def _ov_vload(tensor, i):
     if tensor.dtype == types.uint16:
         return lambda tensor, i: f16_to_f32(tensor[i])
     return lambda tensor, i: tensor[i]
 
 
-@overload(_vstore, jit_options={"cache": True})
+@overload(_vstore, jit_options=JIT_OPTIONS)
 def _ov_vstore(tensor, i, value):
     if tensor.dtype == types.uint16:
         def store_f16(tensor, i, value):
@@ -256,7 +257,7 @@ def _ov_vstore(tensor, i, value):
     return store
 
 
-@overload(_vscalar, jit_options={"cache": True})
+@overload(_vscalar, jit_options=JIT_OPTIONS)
 def _ov_vscalar(tensor, value):
     if tensor.dtype == types.uint16:
         # A scalar entering an fp16 vector op is an fp16 value.
@@ -265,7 +266,7 @@ def _ov_vscalar(tensor, value):
     return lambda tensor, value: dtype(value)
 
 
-@njit(cache=True)
+@jit
 def duplicate(ctx, dst, value, count):
     """Duplicate: fill ``dst[:count]`` with a scalar."""
     v = _vscalar(dst, value)
@@ -273,7 +274,7 @@ def duplicate(ctx, dst, value, count):
         _vstore(dst, i, v)
 
 
-@njit(cache=True)
+@jit
 def adds(ctx, dst, src, scalar, count):
     """Adds: ``dst = src + scalar``."""
     s = _vscalar(dst, scalar)
@@ -281,7 +282,7 @@ def adds(ctx, dst, src, scalar, count):
         _vstore(dst, i, _vload(src, i) + s)
 
 
-@njit(cache=True)
+@jit
 def muls(ctx, dst, src, scalar, count):
     """Muls: ``dst = src * scalar``."""
     s = _vscalar(dst, scalar)
@@ -289,35 +290,35 @@ def muls(ctx, dst, src, scalar, count):
         _vstore(dst, i, _vload(src, i) * s)
 
 
-@njit(cache=True)
+@jit
 def add(ctx, dst, a, b, count):
     """Add: ``dst = a + b``."""
     for i in range(min(count, dst.size, a.size, b.size)):
         _vstore(dst, i, _vload(a, i) + _vload(b, i))
 
 
-@njit(cache=True)
+@jit
 def sub(ctx, dst, a, b, count):
     """Sub: ``dst = a - b``."""
     for i in range(min(count, dst.size, a.size, b.size)):
         _vstore(dst, i, _vload(a, i) - _vload(b, i))
 
 
-@njit(cache=True)
+@jit
 def mul(ctx, dst, a, b, count):
     """Mul: ``dst = a * b``."""
     for i in range(min(count, dst.size, a.size, b.size)):
         _vstore(dst, i, _vload(a, i) * _vload(b, i))
 
 
-@njit(cache=True)
+@jit
 def div(ctx, dst, a, b, count):
     """Div: ``dst = a / b`` (IEEE division, no fast reciprocal)."""
     for i in range(min(count, dst.size, a.size, b.size)):
         _vstore(dst, i, _vload(a, i) / _vload(b, i))
 
 
-@njit(cache=True)
+@jit
 def vmax(ctx, dst, a, b, count):
     """Max: ``dst = max(a, b)``, NaN-propagating like ``numpy.maximum``."""
     for i in range(min(count, dst.size, a.size, b.size)):
@@ -326,35 +327,35 @@ def vmax(ctx, dst, a, b, count):
         _vstore(dst, i, x if (x >= y or x != x) else y)
 
 
-@njit(cache=True)
+@jit
 def vsqrt(ctx, dst, src, count):
     """Sqrt: ``dst = sqrt(src)`` (correctly rounded)."""
     for i in range(min(count, dst.size, src.size)):
         _vstore(dst, i, np.sqrt(_vload(src, i)))
 
 
-@njit(cache=True)
+@jit
 def cast_f16_to_f32(ctx, dst, src, count):
     """Cast fp16 (uint16 bits) to fp32, exact."""
     for i in range(min(count, dst.size, src.size)):
         dst[i] = f16_to_f32(src[i])
 
 
-@njit(cache=True)
+@jit
 def cast_f32_to_f16(ctx, dst, src, count):
     """Cast fp32 to fp16 bits with round-to-nearest-even (CAST_RINT)."""
     for i in range(min(count, dst.size, src.size)):
         dst[i] = f32_to_f16(src[i])
 
 
-@njit(cache=True)
+@jit
 def cast_bf16_to_f32(ctx, dst, src, count):
     """Cast bf16 (uint16 bits) to fp32, exact."""
     for i in range(min(count, dst.size, src.size)):
         dst[i] = bf16_to_f32(src[i])
 
 
-@njit(cache=True)
+@jit
 def cast_f32_to_bf16(ctx, dst, src, count):
     """Cast fp32 to bf16 bits with round-to-nearest-even (CAST_RINT)."""
     for i in range(min(count, dst.size, src.size)):

@@ -23,20 +23,20 @@ MTE3 -> MTE2 barrier on the device; lanes here run their copies in order.
 """
 
 import numpy as np
-from numba import njit
 
+from ._jit import jit
 from .launch import kernel
 from .primitives import adds, alloc_buffer, data_copy, data_copy_pad, gather
 
 SPLIT_MULT, DOUBLING, BUILD, GATHER, PER_ROW = 1, 2, 3, 4, 5
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _align_up(n, unit):
     return (n + unit - 1) // unit * unit
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def src_offset(t, row):
     """SrcOff: element offset in the input of output row ``row`` (dims N-2 .. 0)."""
     off = 0
@@ -47,7 +47,7 @@ def src_offset(t, row):
     return off
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _write_exact(ctx, dst, dst_b, src, src_b, n):
     """UB -> GM, exactly ``n`` bytes: DataCopy when block-aligned, else DataCopyPad."""
     if n % ctx.block_bytes == 0:
@@ -56,7 +56,7 @@ def _write_exact(ctx, dst, dst_b, src, src_b, n):
         data_copy_pad(ctx, dst, dst_b, src, src_b, 1, n, 0, 0)
 
 
-@njit(cache=True)
+@jit
 def _replicate_in_gm(ctx, y, base_b, seg_b, count, ub, buf_b):
     """y[base_b : base_b + seg_b] is written; repeat it to ``count`` segments by copying
     written output forward (GM -> UB -> GM), each copy up to twice the last, at most ``buf_b``."""
@@ -70,14 +70,14 @@ def _replicate_in_gm(ctx, y, base_b, seg_b, count, ub, buf_b):
         done += n
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _lane_range(ctx, total):
     per = (total + ctx.block_num - 1) // ctx.block_num
     start = min(ctx.block_idx * per, total)
     return start, min(start + per, total)
 
 
-@njit(cache=True)
+@jit
 def _process_split_mult(ctx, x, y, t, in_q, out_q, buf_b):
     eb = t.elemBytes
     inner_b = t.inputShape[t.numDims - 1] * eb
@@ -119,7 +119,7 @@ def _process_split_mult(ctx, x, y, t, in_q, out_q, buf_b):
         item += m1 - m0
 
 
-@njit(cache=True)
+@jit
 def _process_doubling(ctx, x, y, t, out_q, buf_b):
     eb = t.elemBytes
     inner_b = t.inputShape[t.numDims - 1] * eb
@@ -149,7 +149,7 @@ def _process_doubling(ctx, x, y, t, out_q, buf_b):
         row += 1
 
 
-@njit(cache=True)
+@jit
 def _process_build(ctx, x, y, t, in_q, out_q, buf_b):
     eb = t.elemBytes
     inner_b = t.inputShape[t.numDims - 1] * eb
@@ -168,7 +168,7 @@ def _process_build(ctx, x, y, t, in_q, out_q, buf_b):
         row += k
 
 
-@njit(cache=True)
+@jit
 def _gather_words(ctx, out_q, in_q, slot_b, table, count, word):
     """Gather ``count`` words of ``word`` bytes from the inQue slot at ``slot_b`` into outQue."""
     if word == 8:
@@ -181,7 +181,7 @@ def _gather_words(ctx, out_q, in_q, slot_b, table, count, word):
         gather(ctx, out_q, in_q, table, slot_b, count)
 
 
-@njit(cache=True)
+@jit
 def _process_gather(ctx, x, y, t, in_q, out_q, tmp, buf_b):
     eb = t.elemBytes
     inner = t.inputShape[t.numDims - 1]
@@ -233,7 +233,7 @@ def _process_gather(ctx, x, y, t, in_q, out_q, tmp, buf_b):
         row += k
 
 
-@njit(cache=True)
+@jit
 def _process_per_row(ctx, x, y, t, in_q, out_q, buf_b):
     eb = t.elemBytes
     inner_b = t.inputShape[t.numDims - 1] * eb

@@ -1,0 +1,109 @@
+"""``apply_adamw``: one AdamW step as the ApplyAdamW kernel computes it, bit for bit."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from ..errors import ParamDtypeError, ParamInvalidError, ParamNullptrError
+from ..host.adamw_plan import DTYPE_CODES, VARIANTS, computes_in_fp32, plan_adamw
+from ..host.platform import get_platform
+from ..host.tiling import numpy_dtype
+from ..kernels.adamw import adamw_kernel
+from ..kernels.launch import as_gm
+from ._args import check_block_dim
+
+__all__ = ["apply_adamw", "ADAMW_DTYPES", "check_adamw_args"]
+
+ADAMW_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float16): "float16",
+                np.dtype(ml_dtypes.bfloat16): "bfloat16"}
+SCALAR_NAMES = ("beta1_power", "beta2_power", "lr", "weight_decay", "beta1", "beta2", "epsilon")
+TENSOR_NAMES = ("var", "m", "v", "grad")
+
+
+def check_adamw_args(tensors: dict, scalars: dict, max_grad_norm, amsgrad: bool, variant: str):
+    """Validate in the device's order; returns (dtype, scalar array).  Raises AclnnParamError subclasses."""
+    for name in TENSOR_NAMES:
+        if tensors[name] is None:
+            raise ParamNullptrError(f"ApplyAdamW: {name} is missing")
+    for name in SCALAR_NAMES:
+        if scalars[name] is None:
+            raise ParamNullptrError(f"ApplyAdamW: {name} is missing")
+    if amsgrad and max_grad_norm is None:
+        raise ParamNullptrError("ApplyAdamW: max_grad_norm is required when amsgrad=True")
+    for name in TENSOR_NAMES:
+        if not isinstance(tensors[name], np.ndarray):
+            raise ParamDtypeError(f"ApplyAdamW: {name} must be a numpy array, got {type(tensors[name]).__name__}")
+    dtype = tensors["var"].dtype
+    if dtype not in ADAMW_DTYPES:
+        raise ParamDtypeError(f"ApplyAdamW: dtype {dtype} is not supported; use float32, float16 or bfloat16")
+    arrays = dict(tensors)
+    if amsgrad:
+        if not isinstance(max_grad_norm, np.ndarray):
+            raise ParamDtypeError("ApplyAdamW: max_grad_norm must be a numpy array")
+        arrays["max_grad_norm"] = max_grad_norm
+    for name, arr in arrays.items():
+        if arr.dtype != dtype:
+            raise ParamDtypeError(f"ApplyAdamW: {name} has dtype {arr.dtype}, var has {dtype}")
+    for name, value in scalars.items():
+        if isinstance(value, np.ndarray) and value.dtype != dtype:
+            raise ParamDtypeError(f"ApplyAdamW: {name} has dtype {value.dtype}, var has {dtype}")
+    for name, arr in arrays.items():
+        if arr.shape != tensors["var"].shape:
+            raise ParamInvalidError(f"ApplyAdamW: {name} has shape {arr.shape}, var has {tensors['var'].shape}")
+    values = []
+    for name in SCALAR_NAMES:
+        value = scalars[name]
+        if isinstance(value, np.ndarray):
+            if value.size != 1:
+                raise ParamInvalidError(f"ApplyAdamW: {name} must hold exactly one element, got {value.size}")
+            values.append(value.reshape(()))
+        elif isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+            values.append(value)
+        else:
+            raise ParamInvalidError(f"ApplyAdamW: {name} must be a number or a one-element array")
+    if variant not in VARIANTS:
+        raise ParamInvalidError(f"ApplyAdamW: variant must be one of {VARIANTS}, got {variant!r}")
+    # A Python number becomes the tensor dtype first, as the adapter copies scalars into tensors.
+    return dtype, np.array([np.asarray(val, dtype=dtype) for val in values], dtype=dtype)
+
+
+def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon, grad,
+                max_grad_norm=None, *, amsgrad: bool = False, maximize: bool = False, variant: str = "seed",
+                inplace: bool = True, block_dim: int | None = None, platform="A2"):
+    """One ApplyAdamW step; returns ``(var, m, v)``.
+
+    ``beta1_power``/``beta2_power`` are beta**(t-1): the op multiplies by beta
+    itself.  With ``inplace=True`` (default) var, m, v are updated in place and
+    returned; otherwise new arrays are returned and the inputs stay as they
+    were.  ``max_grad_norm`` is read (amsgrad), never written.  Dtypes
+    float32, float16, bfloat16, every tensor of var's dtype.  Bad arguments
+    raise an AclnnParamError subclass (with the aclnn ``code``) before any
+    array is touched.
+    """
+    tensors = dict(var=var, m=m, v=v, grad=grad)
+    scalars = dict(beta1_power=beta1_power, beta2_power=beta2_power, lr=lr, weight_decay=weight_decay,
+                   beta1=beta1, beta2=beta2, epsilon=epsilon)
+    dtype, scalar_array = check_adamw_args(tensors, scalars, max_grad_norm, amsgrad, variant)
+    plat = get_platform(platform)
+    if block_dim is not None:
+        block_dim = check_block_dim(block_dim, plat.aiv_num)
+    if inplace:
+        for name in ("var", "m", "v"):
+            if not tensors[name].flags.c_contiguous or not tensors[name].flags.writeable:
+                raise ParamInvalidError(f"ApplyAdamW: {name} must be C-contiguous and writeable to update in place")
+        outs = (var, m, v)
+    else:
+        outs = tuple(np.empty_like(a, order="C") for a in (var, m, v))
+    if var.size == 0:
+        return outs
+    plan = plan_adamw(var.size, ADAMW_DTYPES[dtype], variant, bool(amsgrad), bool(maximize), block_dim, plat)
+    inputs = [as_gm(np.ascontiguousarray(a), n) for n, a in tensors.items()]
+    mgn = as_gm(np.ascontiguousarray(max_grad_norm), "max_grad_norm") if amsgrad else inputs[0][:1]
+    io = np.float32 if dtype == np.float32 else np.uint16
+    datatype = {"IO": io, "DTYPE": DTYPE_CODES[ADAMW_DTYPES[dtype]], "VARIANT": VARIANTS.index(variant),
+                "CAST": computes_in_fp32(ADAMW_DTYPES[dtype], variant)}
+    adamw_kernel.launch_prepared(
+        (*inputs, mgn, as_gm(scalar_array, "scalars"), *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v")))),
+        plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim, plat, {**plan.key, **datatype})
+    return outs

@@ -1,0 +1,213 @@
+"""ApplyAdamW: 0 ULP from the op-by-op NumPy reference, every dtype x key x variant; errors touch nothing."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ascend_numba as an
+from ascend_numba.aclnn import (
+    ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, aclGetRecentErrMsg, aclnnApplyAdamW,
+    aclnnApplyAdamWGetWorkspaceSize,
+)
+from ascend_numba.host.adamw_plan import adamw_ub_buffers, plan_adamw
+from ascend_numba.host.tiling import numpy_dtype
+from ascend_numba.kernels.adamw import adamw_kernel
+from ascend_numba.kernels.primitives import STATE_UB_TOP
+from ascend_numba.reference.adamw import apply_adamw_reference
+
+DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
+KEYS = [(False, False), (False, True), (True, False), (True, True)]
+VARIANTS = ["seed", "a2"]
+N = (1 << 20) + 37  # >= 1M elements, with a tail that is not a whole block
+# beta2 = 0.99 so that bf16 (where 0.999 rounds to 1.0) still has b2o != 1.
+SCALARS = dict(beta1_power=0.9 ** 4, beta2_power=0.99 ** 4, lr=1e-3, weight_decay=1e-2, beta1=0.9, beta2=0.99,
+               epsilon=1e-8)
+
+
+def _special(dtype, n, rng, scale):
+    """Normal values mixed with zeros, subnormals, huge and tiny magnitudes of this dtype."""
+    info = ml_dtypes.finfo(dtype)
+    x = rng.standard_normal(n) * scale
+    kind = rng.integers(0, 10, n)
+    x[kind == 0] = 0.0
+    x[kind == 1] *= float(info.smallest_subnormal) * 4 / scale          # subnormals
+    x[kind == 2] *= float(info.max) ** 0.5 / scale                       # huge (squares overflow)
+    x[kind == 3] *= float(info.smallest_normal) * 8 / scale              # tiny
+    return x.astype(dtype)
+
+
+def _state(dtype, n=N, seed=0):
+    rng = np.random.default_rng(seed)
+    var = _special(dtype, n, rng, 1.0)
+    m = _special(dtype, n, rng, 0.1)
+    v = np.abs(_special(dtype, n, rng, 0.01))
+    v[: n // 16] = 0  # v = 0
+    grad = _special(dtype, n, rng, 1.0)
+    mgn = np.abs(_special(dtype, n, rng, 0.01))
+    return var, m, v, grad, mgn
+
+
+def _bits(a):
+    return a.view(np.uint32 if a.itemsize == 4 else np.uint16)
+
+
+def _assert_0ulp(got, ref):
+    for name, g, r in zip(("var", "m", "v"), got, ref):
+        bad = np.nonzero(_bits(g) != _bits(r))[0]
+        assert bad.size == 0, f"{name}: {bad.size} differ, first at {bad[:3]}: {g[bad[:3]]} vs {r[bad[:3]]}"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("amsgrad, maximize", KEYS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_zero_ulp_against_reference(dtype, amsgrad, maximize, variant):
+    var, m, v, grad, mgn = _state(dtype)
+    ref = apply_adamw_reference(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=amsgrad,
+                                maximize=maximize, variant=variant)
+    mgn_before = mgn.copy()
+    got = an.apply_adamw(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn if amsgrad else None,
+                         amsgrad=amsgrad, maximize=maximize, variant=variant)
+    assert got[0] is var and got[1] is m and got[2] is v  # updated in place
+    _assert_0ulp(got, ref)
+    assert mgn.tobytes() == mgn_before.tobytes()  # read, never written
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_independent_of_block_dim_and_not_inplace(dtype):
+    var, m, v, grad, mgn = _state(dtype, n=200_003, seed=1)
+    before = [a.copy() for a in (var, m, v)]
+    results = [an.apply_adamw(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=True,
+                              inplace=False, block_dim=b) for b in (1, 7, 48)]
+    for a, b in zip(before, (var, m, v)):
+        assert a.tobytes() == b.tobytes()  # inplace=False leaves the inputs alone
+    for r in results[1:]:
+        for x, y in zip(results[0], r):
+            assert x.tobytes() == y.tobytes()
+
+
+def test_scalars_as_one_element_arrays_and_any_rank():
+    var, m, v, grad, _ = _state(np.float16, n=3 * 5 * 7, seed=2)
+    shaped = [a.reshape(3, 5, 7) for a in (var, m, v, grad)]
+    scalars = {k: np.array([val], dtype=np.float16) for k, val in SCALARS.items()}
+    ref = apply_adamw_reference(*shaped[:3], **SCALARS, grad=shaped[3])
+    got = an.apply_adamw(*shaped[:3], **scalars, grad=shaped[3], inplace=False)
+    assert all(g.shape == (3, 5, 7) for g in got)
+    _assert_0ulp(got, ref)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("amsgrad", [False, True])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_ub_budget(dtype, amsgrad, variant):
+    name = np.dtype(dtype).name
+    plan = plan_adamw(100_000, name, variant, amsgrad, False, None, an.get_platform("A2"))
+    assert plan.ub_bytes <= 196608
+    io = np.dtype(dtype).itemsize
+    # One more block per tile would not fit.
+    bigger = adamw_ub_buffers(name, variant, amsgrad, plan.tiling.tileDataNum + 32 // io)
+    assert sum(bigger.values()) > 196608
+    # The kernel binds exactly the planned buffers.
+    var, m, v, grad, mgn = _state(dtype, n=100_000, seed=3)
+    io_t = np.float32 if io == 4 else np.uint16
+    from ascend_numba.host.adamw_plan import DTYPE_CODES, VARIANTS as VS, computes_in_fp32
+    datatype = {"IO": io_t, "DTYPE": DTYPE_CODES[name], "VARIANT": VS.index(variant),
+                "CAST": computes_in_fp32(name, variant)}
+    flat = [a.view(io_t) if io == 2 else a for a in (var, m, v, grad, mgn)]
+    scal = np.array([np.asarray(s, dtype) for s in SCALARS.values()], dtype).view(io_t)
+    state = adamw_kernel.launch_prepared((*flat, scal, flat[0].copy(), flat[1].copy(), flat[2].copy()),
+                                         plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim,
+                                         plan.platform, {**plan.key, **datatype})
+    assert (state[:, STATE_UB_TOP] == plan.ub_bytes).all()
+
+
+def test_tiling_split_and_default_block_dim():
+    plat = an.get_platform("A2")
+    assert plan_adamw(5000, "float32", "seed", False, False, None, plat).block_dim == 5
+    assert plan_adamw(10 ** 7, "float32", "seed", False, False, None, plat).block_dim == 48
+    plan = plan_adamw(1000, "float16", "seed", False, False, 3, plat)  # 63 blocks over 3 lanes: 21 each
+    assert (plan.tiling.blockElems, plan.tiling.bigCores, plan.tiling.smallBlocks) == (16, 0, 21)
+    assert plan.core_ranges() == [(0, 336), (336, 672), (672, 1000)]
+    plan = plan_adamw(1000, "float16", "seed", False, False, 4, plat)  # 63 blocks over 4: 16, 16, 16, 15
+    assert (plan.tiling.bigCores, plan.tiling.smallBlocks) == (3, 15)
+    assert plan.core_ranges() == [(0, 256), (256, 512), (512, 768), (768, 1000)]
+    plan = plan_adamw(1000, "float32", "seed", False, False, 5, plat)  # 125 blocks: 25 each
+    assert plan.core_ranges()[0] == (0, 200) and plan.core_ranges()[-1] == (800, 1000)
+
+
+def _args(dtype=np.float32, n=64):
+    var, m, v, grad, mgn = _state(dtype, n=n, seed=4)
+    return dict(var=var, m=m, v=v, **SCALARS, grad=grad, max_grad_norm=mgn)
+
+
+ERRORS = [
+    ("missing var", dict(var=None), an.ParamNullptrError, ACLNN_ERR_PARAM_NULLPTR),
+    ("missing grad", dict(grad=None), an.ParamNullptrError, ACLNN_ERR_PARAM_NULLPTR),
+    ("missing lr", dict(lr=None), an.ParamNullptrError, ACLNN_ERR_PARAM_NULLPTR),
+    ("amsgrad without max_grad_norm", dict(max_grad_norm=None, amsgrad=True), an.ParamNullptrError,
+     ACLNN_ERR_PARAM_NULLPTR),
+    ("float64", dict(var=np.zeros(64), m=np.zeros(64), v=np.zeros(64), grad=np.zeros(64)), an.ParamDtypeError,
+     ACLNN_ERR_PARAM_INVALID),
+    ("m dtype differs", dict(m=np.zeros(64, np.float16)), an.ParamDtypeError, ACLNN_ERR_PARAM_INVALID),
+    ("scalar array dtype differs", dict(lr=np.array([1e-3], np.float16)), an.ParamDtypeError,
+     ACLNN_ERR_PARAM_INVALID),
+    ("grad shape differs", dict(grad=np.zeros(65, np.float32)), an.ParamInvalidError, ACLNN_ERR_PARAM_INVALID),
+    ("max_grad_norm shape differs", dict(max_grad_norm=np.zeros(63, np.float32), amsgrad=True),
+     an.ParamInvalidError, ACLNN_ERR_PARAM_INVALID),
+    ("scalar with two elements", dict(beta1=np.array([0.9, 0.9], np.float32)), an.ParamInvalidError,
+     ACLNN_ERR_PARAM_INVALID),
+]
+
+
+@pytest.mark.parametrize("name, change, exc, code", ERRORS, ids=[e[0] for e in ERRORS])
+def test_errors_raise_return_codes_and_change_nothing(name, change, exc, code):
+    args = _args()
+    args.update(change)
+    amsgrad = args.pop("amsgrad", False)
+    snapshot = {k: a.copy() for k, a in args.items() if isinstance(a, np.ndarray)}
+    with pytest.raises(exc):
+        an.apply_adamw(**args, amsgrad=amsgrad)
+    order = ("var", "m", "v", "beta1_power", "beta2_power", "lr", "weight_decay", "beta1", "beta2", "epsilon",
+             "grad", "max_grad_norm")
+    status, ws, executor = aclnnApplyAdamWGetWorkspaceSize(*(args[k] for k in order), amsgrad, False)
+    assert status == code and executor is None and aclGetRecentErrMsg()
+    for k, a in snapshot.items():
+        assert args[k].tobytes() == a.tobytes(), f"{k} was modified"
+
+
+def test_aclnn_success_and_empty():
+    args = _args(ml_dtypes.bfloat16)
+    ref = apply_adamw_reference(**args)
+    order = ("var", "m", "v", "beta1_power", "beta2_power", "lr", "weight_decay", "beta1", "beta2", "epsilon",
+             "grad", "max_grad_norm")
+    status, ws, executor = aclnnApplyAdamWGetWorkspaceSize(*(args[k] for k in order), False, False)
+    assert status == ACLNN_SUCCESS and aclnnApplyAdamW(None, ws, executor) == ACLNN_SUCCESS
+    _assert_0ulp((args["var"], args["m"], args["v"]), ref)
+    empty = np.zeros(0, np.float32)
+    status, ws, executor = aclnnApplyAdamWGetWorkspaceSize(empty, empty, empty, *(0.5,) * 7, empty, None,
+                                                           False, False)
+    assert status == ACLNN_SUCCESS and aclnnApplyAdamW(None, ws, executor) == ACLNN_SUCCESS
+
+
+def test_against_torch_adamw_fp32_ten_steps():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    n = 10_000
+    var0 = rng.standard_normal(n).astype(np.float32)
+    grads = [rng.standard_normal(n).astype(np.float32) for _ in range(10)]
+    lr, wd, b1, b2, eps = 1e-2, 1e-2, 0.9, 0.999, 1e-8
+    for amsgrad, maximize in KEYS:
+        p = torch.nn.Parameter(torch.from_numpy(var0.copy()))
+        opt = torch.optim.AdamW([p], lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd, amsgrad=amsgrad,
+                                maximize=maximize)
+        var, m, v, mgn = var0.copy(), np.zeros(n, np.float32), np.zeros(n, np.float32), np.zeros(n, np.float32)
+        for t, g in enumerate(grads, start=1):
+            p.grad = torch.from_numpy(g.copy())
+            opt.step()
+            an.apply_adamw(var, m, v, b1 ** (t - 1), b2 ** (t - 1), lr, wd, b1, b2, eps, g,
+                           mgn if amsgrad else None, amsgrad=amsgrad, maximize=maximize)
+            if amsgrad:  # the op reads max_grad_norm; the caller keeps the running max
+                np.maximum(mgn, v, out=mgn)
+        ref = p.detach().numpy()
+        assert np.max(np.abs(var - ref)) / max(np.max(np.abs(ref)), 1.0) <= 1e-5
