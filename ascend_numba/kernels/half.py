@@ -55,33 +55,26 @@ def u32_as_f32(typingctx, x):
     return types.float32(x), codegen
 
 
+_DENORM_MAGIC = np.uint32(((127 - 15) + (23 - 10) + 1) << 23)  # 0.5: aligns fp16 subnormal bits at the bottom
+
+
 @jit(inline="always")
 def _f32bits_to_f16bits(f):
+    # Branch-free (every case computed, one selected) so that loops over it vectorize.
     f = np.uint32(f)
-    sign = np.uint16((f >> np.uint32(16)) & np.uint32(0x8000))
-    f_exp = f & np.uint32(0x7F800000)
-    f_sig = f & np.uint32(0x007FFFFF)
-    if f_exp >= np.uint32(0x47800000):
-        if f_exp == np.uint32(0x7F800000) and f_sig != 0:
-            nan = np.uint32(0x7C00) + (f_sig >> np.uint32(13))
-            if nan == np.uint32(0x7C00):
-                nan += np.uint32(1)
-            return np.uint16(sign | np.uint16(nan))
-        return np.uint16(sign | np.uint16(0x7C00))
-    if f_exp <= np.uint32(0x38000000):
-        if f_exp < np.uint32(0x33000000):
-            return sign
-        shift = np.uint32(113) - (f_exp >> np.uint32(23))
-        sig = (np.uint32(0x00800000) + f_sig) >> shift
-        # Round half to even; the low 11 source bits the shift dropped break ties.
-        if (sig & np.uint32(0x3FFF)) != np.uint32(0x1000) or (f & np.uint32(0x7FF)) != 0:
-            sig += np.uint32(0x1000)
-        return np.uint16(sign | np.uint16(sig >> np.uint32(13)))
-    h_exp = (f_exp - np.uint32(0x38000000)) >> np.uint32(13)
-    if (f_sig & np.uint32(0x3FFF)) != np.uint32(0x1000):
-        f_sig += np.uint32(0x1000)
-    # A carry out of the significand bumps the exponent (up to inf): that is the correct rounding.
-    return np.uint16(sign | np.uint16(h_exp + (f_sig >> np.uint32(13))))
+    sign = (f >> np.uint32(16)) & np.uint32(0x8000)
+    a = f & np.uint32(0x7FFFFFFF)
+    # Normal range: rebias the exponent, round half to even through the carry.
+    odd = (a >> np.uint32(13)) & np.uint32(1)
+    normal = (a + np.uint32((15 - 127) << 23) + np.uint32(0xFFF) + odd) >> np.uint32(13)
+    # Subnormal range: an fp32 add of 0.5 rounds the 10 fp16 bits into place (nearest even).
+    sub = f32_as_u32(u32_as_f32(a) + u32_as_f32(_DENORM_MAGIC)) - _DENORM_MAGIC
+    # NaN keeps its top 10 payload bits (forced non-zero), as NumPy does.
+    payload = (a >> np.uint32(13)) & np.uint32(0x3FF)
+    nan = np.uint32(0x7C00) | payload | (np.uint32(1) if payload == 0 else np.uint32(0))
+    finite = sub if a < np.uint32(113 << 23) else normal
+    big = nan if a > np.uint32(0x7F800000) else np.uint32(0x7C00)
+    return np.uint16(sign | (big if a >= np.uint32(0x47800000) else finite))
 
 
 @jit(inline="always")
@@ -95,15 +88,12 @@ def f16_to_f32(h):
     """Widen fp16 bits (uint16) to float32, exactly."""
     h = np.uint32(h)
     sign = (h & np.uint32(0x8000)) << np.uint32(16)
-    h_exp = h & np.uint32(0x7C00)
-    h_sig = h & np.uint32(0x03FF)
-    if h_exp == 0:
-        # Zero or subnormal: sig * 2**-24 is exact in fp32.
-        mag = np.float32(h_sig) * np.float32(5.9604644775390625e-08)
-        return u32_as_f32(f32_as_u32(mag) | sign)
-    if h_exp == np.uint32(0x7C00):
-        return u32_as_f32(sign | np.uint32(0x7F800000) | (h_sig << np.uint32(13)))
-    return u32_as_f32(sign | (((h & np.uint32(0x7FFF)) + np.uint32(0x1C000)) << np.uint32(13)))
+    em = h & np.uint32(0x7FFF)
+    normal = (em << np.uint32(13)) + np.uint32(112 << 23)        # exponent rebias
+    special = (em << np.uint32(13)) | np.uint32(0x7F800000)       # inf, NaN with its payload
+    tiny = f32_as_u32(np.float32(em) * np.float32(5.9604644775390625e-08))  # zero, subnormal: em * 2**-24
+    mag = tiny if em < np.uint32(0x0400) else (special if em >= np.uint32(0x7C00) else normal)
+    return u32_as_f32(sign | mag)
 
 
 @jit(inline="always")

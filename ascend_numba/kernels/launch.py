@@ -136,7 +136,7 @@ def _launch_without_tiling(block_dim, ub_pool, block_bytes, state, args, tiling_
 
 @jit(inline="always")
 def _make_lane(i, block_dim, ub, block_bytes, state):
-    return Lane(i, block_dim, ub, _address(ub), ub.size, block_bytes, state)
+    return Lane(i, block_dim, _address(ub), ub.size, block_bytes, _address(state))
 
 
 @jit

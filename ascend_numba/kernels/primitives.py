@@ -26,7 +26,7 @@ import collections
 
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import carray, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
@@ -41,14 +41,51 @@ __all__ = [
     "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16",
 ]
 
-Lane = collections.namedtuple("Lane", ["block_idx", "block_num", "ub", "ub_addr", "ub_size", "block_bytes", "state"])
-Lane.__doc__ = """One simulated core: its index, the core count, its UB bytes (and their address and size, so hot
-primitives compare addresses without touching the array's reference count), the DMA block
-size and its state row (UB allocation top and the first error, read by the host after the launch)."""
+Lane = collections.namedtuple("Lane", ["block_idx", "block_num", "ub_addr", "ub_size", "block_bytes", "state_addr"])
+Lane.__doc__ = """One simulated core: its index, the core count, the address and size of its UB bytes,
+the DMA block size, and the address of its state row (UB allocation top and the first error,
+read by the host after the launch).
+
+Only scalars: passing the context to a primitive costs nothing.  (A context holding arrays
+would make every call bump their shared reference counts, atomically, from every thread.)"""
 
 LANE_STATE_SLOTS = 4
 STATE_UB_TOP, STATE_ERROR, STATE_ERROR_DETAIL = 0, 1, 2
 ERR_UB_CAPACITY = 1
+
+
+@intrinsic
+def _voidptr(typingctx, addr):
+    """An integer address as a ``void*`` (for ``numba.carray`` views of UB bytes)."""
+    if not isinstance(addr, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+
+    return types.voidptr(addr), codegen
+
+
+@intrinsic
+def _load_i64(typingctx, addr, index):
+    """``((int64*)addr)[index]``: the lane's state row."""
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        return builder.load(builder.gep(ptr, [args[1]]))
+
+    return types.int64(addr, index), codegen
+
+
+@intrinsic
+def _store_i64(typingctx, addr, index, value):
+    """``((int64*)addr)[index] = value``."""
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        value = context.cast(builder, args[2], signature.args[2], types.int64)
+        builder.store(value, builder.gep(ptr, [args[1]]))
+        return context.get_dummy_value()
+
+    return types.void(addr, index, value), codegen
 
 
 @intrinsic
@@ -134,19 +171,19 @@ def alloc_buffer(ctx, count, dtype):
 
     Call at Init and keep the view for the kernel's life.  Past ``ub_size``
     the lane records ERR_UB_CAPACITY (the launch then raises) and gets an empty
-    view, so nothing it does afterwards can touch memory.
+    view, so nothing it does afterwards can touch memory.  The view has no
+    reference count of its own: the UB outlives the launch.
     """
-    itemsize = np.empty(0, dtype).itemsize
-    nbytes = count * itemsize
-    top = ctx.state[STATE_UB_TOP]
+    nbytes = count * np.empty(0, dtype).itemsize
+    top = _load_i64(ctx.state_addr, STATE_UB_TOP)
     end = top + (nbytes + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes
     if count < 0 or end > ctx.ub_size:
-        if ctx.state[STATE_ERROR] == 0:
-            ctx.state[STATE_ERROR] = ERR_UB_CAPACITY
-            ctx.state[STATE_ERROR_DETAIL] = end
-        return ctx.ub[0:0].view(dtype)
-    ctx.state[STATE_UB_TOP] = end
-    return ctx.ub[top:top + nbytes].view(dtype)
+        if _load_i64(ctx.state_addr, STATE_ERROR) == 0:
+            _store_i64(ctx.state_addr, STATE_ERROR, ERR_UB_CAPACITY)
+            _store_i64(ctx.state_addr, STATE_ERROR_DETAIL, end)
+        return carray(_voidptr(ctx.ub_addr), 0, dtype)
+    _store_i64(ctx.state_addr, STATE_UB_TOP, end)
+    return carray(_voidptr(ctx.ub_addr + top), count, dtype)
 
 
 @jit
@@ -274,64 +311,115 @@ def duplicate(ctx, dst, value, count):
         _vstore(dst, i, v)
 
 
+# Elementwise loops.  A vector op may write in place (dst is src); LLVM's overlap test then
+# fails and it falls back to scalar code, so the same-address cases get loops over one array.
+
+@jit(inline="always")
+def _unary(dst, src, scalar, count, op):
+    n = min(count, dst.size, src.size)
+    if _address(dst) == _address(src):
+        for i in range(n):
+            _vstore(dst, i, op(_vload(dst, i), scalar))
+    else:
+        for i in range(n):
+            _vstore(dst, i, op(_vload(src, i), scalar))
+
+
+@jit(inline="always")
+def _binary(dst, a, b, count, op):
+    n = min(count, dst.size, a.size, b.size)
+    dst_is_a = _address(dst) == _address(a)
+    dst_is_b = _address(dst) == _address(b)
+    if dst_is_a and dst_is_b:
+        for i in range(n):
+            _vstore(dst, i, op(_vload(dst, i), _vload(dst, i)))
+    elif dst_is_a:
+        for i in range(n):
+            _vstore(dst, i, op(_vload(dst, i), _vload(b, i)))
+    elif dst_is_b:
+        for i in range(n):
+            _vstore(dst, i, op(_vload(a, i), _vload(dst, i)))
+    else:
+        for i in range(n):
+            _vstore(dst, i, op(_vload(a, i), _vload(b, i)))
+
+
+@jit(inline="always")
+def _add(x, y):
+    return x + y
+
+
+@jit(inline="always")
+def _sub(x, y):
+    return x - y
+
+
+@jit(inline="always")
+def _mul(x, y):
+    return x * y
+
+
+@jit(inline="always")
+def _div(x, y):
+    return x / y
+
+
+@jit(inline="always")
+def _max(x, y):
+    return x if (x >= y or x != x) else y  # NaN-propagating, like numpy.maximum
+
+
+@jit(inline="always")
+def _sqrt(x, _unused):
+    return np.sqrt(x)
+
+
 @jit
 def adds(ctx, dst, src, scalar, count):
     """Adds: ``dst = src + scalar``."""
-    s = _vscalar(dst, scalar)
-    for i in range(min(count, dst.size, src.size)):
-        _vstore(dst, i, _vload(src, i) + s)
+    _unary(dst, src, _vscalar(dst, scalar), count, _add)
 
 
 @jit
 def muls(ctx, dst, src, scalar, count):
     """Muls: ``dst = src * scalar``."""
-    s = _vscalar(dst, scalar)
-    for i in range(min(count, dst.size, src.size)):
-        _vstore(dst, i, _vload(src, i) * s)
+    _unary(dst, src, _vscalar(dst, scalar), count, _mul)
 
 
 @jit
 def add(ctx, dst, a, b, count):
     """Add: ``dst = a + b``."""
-    for i in range(min(count, dst.size, a.size, b.size)):
-        _vstore(dst, i, _vload(a, i) + _vload(b, i))
+    _binary(dst, a, b, count, _add)
 
 
 @jit
 def sub(ctx, dst, a, b, count):
     """Sub: ``dst = a - b``."""
-    for i in range(min(count, dst.size, a.size, b.size)):
-        _vstore(dst, i, _vload(a, i) - _vload(b, i))
+    _binary(dst, a, b, count, _sub)
 
 
 @jit
 def mul(ctx, dst, a, b, count):
     """Mul: ``dst = a * b``."""
-    for i in range(min(count, dst.size, a.size, b.size)):
-        _vstore(dst, i, _vload(a, i) * _vload(b, i))
+    _binary(dst, a, b, count, _mul)
 
 
 @jit
 def div(ctx, dst, a, b, count):
     """Div: ``dst = a / b`` (IEEE division, no fast reciprocal)."""
-    for i in range(min(count, dst.size, a.size, b.size)):
-        _vstore(dst, i, _vload(a, i) / _vload(b, i))
+    _binary(dst, a, b, count, _div)
 
 
 @jit
 def vmax(ctx, dst, a, b, count):
     """Max: ``dst = max(a, b)``, NaN-propagating like ``numpy.maximum``."""
-    for i in range(min(count, dst.size, a.size, b.size)):
-        x = _vload(a, i)
-        y = _vload(b, i)
-        _vstore(dst, i, x if (x >= y or x != x) else y)
+    _binary(dst, a, b, count, _max)
 
 
 @jit
 def vsqrt(ctx, dst, src, count):
     """Sqrt: ``dst = sqrt(src)`` (correctly rounded)."""
-    for i in range(min(count, dst.size, src.size)):
-        _vstore(dst, i, np.sqrt(_vload(src, i)))
+    _unary(dst, src, 0, count, _sqrt)
 
 
 @jit

@@ -1,0 +1,66 @@
+"""ApplyAdamW: next to the NumPy formula (what gen_data.py does), torch fused/foreach AdamW (when
+installed) and a parallel copy moving the same bytes.  Targets at 16M: >= 1.0x torch fused for fp32
+and bf16, >= 5x the NumPy formula."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ascend_numba as an
+from ascend_numba.reference.adamw import apply_adamw_reference
+
+from conftest import HAVE_TORCH, parallel_copy, ref
+
+SIZES = {"1M": 1 << 20, "16M": 1 << 24}
+DTYPES = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float16": np.float16}
+SCALARS = (0.9 ** 4, 0.99 ** 4, 1e-3, 1e-2, 0.9, 0.99, 1e-8)
+CASES = ["ascend_numba", "numpy formula", "torch fused", "torch foreach", "parallel copy"]
+
+
+def _tensors(n, dtype):
+    rng = np.random.default_rng(0)
+    var = rng.standard_normal(n).astype(dtype)
+    m = (rng.standard_normal(n) * 0.1).astype(dtype)
+    v = np.abs(rng.standard_normal(n) * 0.01).astype(dtype)
+    grad = rng.standard_normal(n).astype(dtype)
+    return var, m, v, grad
+
+
+def _torch_step(n, dtype_name, fused):
+    import torch
+    tdtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype_name]
+    p = torch.nn.Parameter(torch.randn(n, dtype=tdtype))
+    p.grad = torch.randn(n, dtype=tdtype)
+    opt = torch.optim.AdamW([p], lr=1e-3, betas=(0.9, 0.99), eps=1e-8, weight_decay=1e-2,
+                            fused=fused, foreach=not fused)
+    opt.step()
+    return opt.step
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("dtype_name", list(DTYPES))
+@pytest.mark.parametrize("size", list(SIZES))
+def test_adamw(benchmark, size, dtype_name, case):
+    n, dtype = SIZES[size], DTYPES[dtype_name]
+    benchmark.group = f"adamw {size} {dtype_name}"
+    var, m, v, grad = _tensors(n, dtype)
+    traffic = 7 * var.nbytes  # reads var, m, v, grad; writes var, m, v
+    if case == "ascend_numba":
+        fn = lambda: an.apply_adamw(var, m, v, *SCALARS, grad)  # noqa: E731
+    elif case == "numpy formula":
+        ref(benchmark, "numpy")
+        fn = lambda: apply_adamw_reference(var, m, v, *SCALARS, grad)  # noqa: E731
+    elif case == "parallel copy":
+        ref(benchmark, "copy")
+        src = np.empty(traffic // 2, np.uint8)
+        dst = np.empty_like(src)
+        fn = lambda: parallel_copy(dst, src)  # noqa: E731
+    else:
+        if not HAVE_TORCH:
+            pytest.skip("torch not installed")
+        fused = case == "torch fused"
+        ref(benchmark, "torch_fused" if fused else "torch_foreach")
+        fn = _torch_step(n, dtype_name, fused)
+    fn()
+    benchmark(fn)
+    benchmark.extra_info["GBps"] = traffic / benchmark.stats.stats.median / 1e9
