@@ -16,6 +16,7 @@ from .host.adamw_plan import plan_adamw
 from .ops.adamw import apply_adamw
 from .ops.copy import staged_copy
 from .ops.tile import repeat, tile
+from .ops.ttrans import TTransRuleError, convert_format, transpose2d, ttrans_tmp_bytes
 
 __version__ = "0.1.0"
 
@@ -25,5 +26,6 @@ __all__ = [
     "Kernel", "KernelError", "kernel",
     "tile", "repeat", "plan_tile", "TilePlan", "staged_copy",
     "apply_adamw", "plan_adamw",
+    "transpose2d", "convert_format", "ttrans_tmp_bytes", "TTransRuleError",
     "AclnnParamError", "ParamNullptrError", "ParamInvalidError", "ParamDtypeError",
 ]

@@ -11,10 +11,11 @@ from .primitives import (
     cast_f32_to_f16, data_copy, data_copy_pad, div, duplicate, gather, in_ub, mul, muls,
     reinterpret, sub, vmax, vsqrt,
 )
+from .ttrans import ttrans
 
 __all__ = [
     "Kernel", "KernelError", "as_gm", "kernel", "Lane",
     "alloc_buffer", "reinterpret", "in_ub", "data_copy", "data_copy_pad", "gather",
     "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
-    "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16",
+    "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16", "ttrans",
 ]

@@ -40,7 +40,7 @@ from ..host.platform import Platform, get_platform
 from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
 from ._jit import JIT_OPTIONS, jit
-from .primitives import ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, Lane, _address
+from .primitives import ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, Lane, _address
 
 __all__ = ["Kernel", "kernel", "KernelError", "as_gm", "MAX_BLOCK_DIM"]
 
@@ -263,6 +263,9 @@ def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, til
             raise KernelError(
                 f"lane {lane}: UB allocation of {state[lane, STATE_ERROR_DETAIL]} bytes exceeds "
                 f"ub_size {platform.ub_size} ({platform.name})")
+        if state[lane, STATE_ERROR] == ERR_TMP_TOO_SMALL:
+            raise KernelError(f"lane {lane}: TTRANS temporary tile too small, it needs "
+                              f"{state[lane, STATE_ERROR_DETAIL]} elements")
         raise KernelError(f"lane {lane}: error code {state[lane, STATE_ERROR]}")
     return state
 

@@ -34,7 +34,8 @@ from ._jit import JIT_OPTIONS, jit
 from .half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 
 __all__ = [
-    "Lane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR", "STATE_ERROR_DETAIL", "ERR_UB_CAPACITY",
+    "Lane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR", "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR",
+    "STATE_TTRANS_SCALAR", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL", "lane_error", "count_event",
     "alloc_buffer", "reinterpret", "in_ub",
     "data_copy", "data_copy_pad", "gather",
     "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
@@ -49,9 +50,10 @@ read by the host after the launch).
 Only scalars: passing the context to a primitive costs nothing.  (A context holding arrays
 would make every call bump their shared reference counts, atomically, from every thread.)"""
 
-LANE_STATE_SLOTS = 4
+LANE_STATE_SLOTS = 8
 STATE_UB_TOP, STATE_ERROR, STATE_ERROR_DETAIL = 0, 1, 2
-ERR_UB_CAPACITY = 1
+STATE_TTRANS_VECTOR, STATE_TTRANS_SCALAR = 3, 4  # tiles each TTRANS path transposed
+ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL = 1, 2
 
 
 @intrinsic
@@ -166,6 +168,20 @@ def in_ub(ctx, tensor):
 
 
 @jit
+def lane_error(ctx, code, detail):
+    """Record the lane's first error; the launch raises KernelError with it afterwards."""
+    if _load_i64(ctx.state_addr, STATE_ERROR) == 0:
+        _store_i64(ctx.state_addr, STATE_ERROR, code)
+        _store_i64(ctx.state_addr, STATE_ERROR_DETAIL, detail)
+
+
+@jit(inline="always")
+def count_event(ctx, slot):
+    """Add one to a counter of the lane's state row."""
+    _store_i64(ctx.state_addr, slot, _load_i64(ctx.state_addr, slot) + 1)
+
+
+@jit
 def alloc_buffer(ctx, count, dtype):
     """Bind ``count`` elements of ``dtype`` at the next block-aligned UB offset (TPipe::InitBuffer).
 
@@ -178,9 +194,7 @@ def alloc_buffer(ctx, count, dtype):
     top = _load_i64(ctx.state_addr, STATE_UB_TOP)
     end = top + (nbytes + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes
     if count < 0 or end > ctx.ub_size:
-        if _load_i64(ctx.state_addr, STATE_ERROR) == 0:
-            _store_i64(ctx.state_addr, STATE_ERROR, ERR_UB_CAPACITY)
-            _store_i64(ctx.state_addr, STATE_ERROR_DETAIL, end)
+        lane_error(ctx, ERR_UB_CAPACITY, end)
         return carray(_voidptr(ctx.ub_addr), 0, dtype)
     _store_i64(ctx.state_addr, STATE_UB_TOP, end)
     return carray(_voidptr(ctx.ub_addr + top), count, dtype)
@@ -223,6 +237,9 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
     dst_pitch = _pitch(in_ub(ctx, dst), block_len, dst_stride, bb)
     s = src_off * src.itemsize
     d = dst_off * dst.itemsize
+    if src_pitch == block_len and dst_pitch == block_len:  # gapless on both sides: one copy
+        _copy_bytes(dst, d, src, s, block_count * block_len)
+        return
     for _ in range(block_count):
         _copy_bytes(dst, d, src, s, block_len)
         s += src_pitch

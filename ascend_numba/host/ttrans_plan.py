@@ -1,0 +1,251 @@
+"""Host side of TTRANS (SPEC §6, seed 004): tmp-tile sizes, platform checks, tilings.
+
+Every op here is a batch of 2-D transposes (or 32-byte block scatters for
+FRACTAL_Z) of UB tiles.  The general transpose tiling describes blocks
+``src[rows, cols] -> dst[cols, rows]`` indexed by (outer, inner) with strides,
+so one kernel serves the 2-D transpose and the NCHW <-> NC1HWC0 families.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+from .platform import Platform
+from .split import align_down, align_up, ceil_div
+
+__all__ = [
+    "TTransRuleError", "CONVERSIONS", "A5_CONVERSIONS", "row_stride", "elem_per_block", "ttrans_tmp_bytes",
+    "check_ttrans_dtype", "default_c0", "TransposeTilingData", "FractalZTilingData", "FractalZ3DTilingData",
+    "plan_transpose_blocks", "plan_fractal_z", "plan_fractal_z_3d", "transpose_tile_paths",
+]
+
+
+class TTransRuleError(ValueError):
+    """A TTRANS platform rule is violated; the message names the rule."""
+
+
+CONVERSIONS = {
+    ("NCHW", "NC1HWC0"), ("NC1HWC0", "NCHW"), ("GNCHW", "GNC1HWC0"), ("GNC1HWC0", "GNCHW"),
+    ("NC1HWC0", "FRACTAL_Z"), ("GNC1HWC0", "FRACTAL_Z"), ("NCDHW", "FRACTAL_Z_3D"),
+}
+A5_CONVERSIONS = {("NCHW", "NC1HWC0"), ("GNCHW", "GNC1HWC0"), ("NC1HWC0", "FRACTAL_Z"), ("GNC1HWC0", "FRACTAL_Z")}
+
+# Element types the Ascend TTRANS takes, by width (A2/A3 and A5 alike); float8 on A5 only, as raw bytes.
+_TYPES_BY_WIDTH = {
+    4: {np.dtype(np.uint32), np.dtype(np.int32), np.dtype(np.float32)},
+    2: {np.dtype(np.uint16), np.dtype(np.int16), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)},
+    1: {np.dtype(np.uint8), np.dtype(np.int8)},
+}
+_FLOAT8 = {np.dtype(getattr(ml_dtypes, n)) for n in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                                                        "float8_e5m2fnuz", "float8_e8m0fnu")
+           if hasattr(ml_dtypes, n)}
+# The CPU twin also transposes 8-byte elements (2-D only).
+_TWIN_8BYTE = {np.dtype(np.uint64), np.dtype(np.int64), np.dtype(np.float64)}
+
+
+def row_stride(elem_bytes: int) -> int:
+    """RowStride: 32 for 1-byte elements, 16 otherwise."""
+    return 32 if elem_bytes == 1 else 16
+
+
+def elem_per_block(elem_bytes: int, block_bytes: int = 32) -> int:
+    return block_bytes // elem_bytes
+
+
+def default_c0(elem_bytes: int) -> int:
+    """C0 = 32 / sizeof(T): 8 for 4-byte, 16 for 2-byte, 32 for 1-byte elements."""
+    return 32 // elem_bytes
+
+
+def check_ttrans_dtype(dtype, platform: Platform, *, two_d: bool) -> np.dtype:
+    """Reject element types the platform's TTRANS does not take, naming the rule."""
+    dtype = np.dtype(dtype)
+    allowed = set().union(*_TYPES_BY_WIDTH.values())
+    if platform.name == "A5":
+        allowed |= _FLOAT8
+    if two_d:
+        allowed |= _TWIN_8BYTE
+    if dtype not in allowed:
+        widths = "; ".join(f"{w}-byte: {', '.join(sorted(str(d) for d in ds))}" for w, ds in _TYPES_BY_WIDTH.items())
+        extra = " (A5 also takes float8 as raw bytes)" if platform.name != "A5" else ""
+        raise TTransRuleError(f"TTRANS on {platform.name}: element type {dtype} not supported; {widths}{extra}"
+                              + ("; 2-D transposes also take 8-byte types" if two_d else ""))
+    return dtype
+
+
+def check_a5_alignment(platform: Platform, in_row_bytes: int, out_row_bytes: int) -> None:
+    """A5: the leading dimension of input and output must be 32-byte aligned."""
+    if platform.name == "A5":
+        for what, nbytes in (("input", in_row_bytes), ("output", out_row_bytes)):
+            if nbytes % platform.block_bytes:
+                raise TTransRuleError(f"TTRANS on A5: the {what} leading dimension ({nbytes} bytes) must be "
+                                      f"{platform.block_bytes}-byte aligned")
+
+
+def ttrans_tmp_bytes(shape, dtype, src: str = "ND", dst: str = "ND", *, c0: int | None = None,
+                     n0: int = 16) -> int:
+    """Bytes of the temporary tile TTRANS needs for ``src`` of ``shape`` converted to ``dst`` (seed 004).
+
+    ``src="ND", dst="ND"`` is the 2-D transpose ``[H, W] -> [W, H]``.
+    """
+    size = np.dtype(dtype).itemsize
+    rs = row_stride(size)
+    shape = tuple(int(s) for s in shape)
+    if (src, dst) == ("ND", "ND"):
+        h, w = shape
+        return w * align_up(h, rs) * size
+    if (src, dst) not in CONVERSIONS:
+        raise ValueError(f"unknown conversion {src} -> {dst}")
+    c0 = c0 or default_c0(size)
+    if (src, dst) in {("NCHW", "NC1HWC0"), ("GNCHW", "GNC1HWC0")}:
+        h, w = shape[-2:]
+        return h * w * align_up(c0, rs) * size
+    if (src, dst) in {("NC1HWC0", "NCHW"), ("GNC1HWC0", "GNCHW")}:
+        h, w, c0 = shape[-3:]
+        return c0 * align_up(h * w, rs) * size
+    if dst == "FRACTAL_Z":
+        return 0
+    n, c, _d, h, w = shape
+    c1 = ceil_div(c, c0)
+    plane = n * c1 * c0 * h * w
+    return (plane + max(plane, h * w * align_up(c0, rs))) * size
+
+
+@dataclass
+class TransposeTilingData:
+    """Blocks ``src[rows, cols] -> dst[cols, outRows]`` for (outer, inner) in outerCount x innerCount.
+
+    Block (o, i) starts at ``o*srcOuter + i*srcInner`` in src (row stride srcRowStride) and at
+    ``o*dstOuter + i*dstInner`` in dst (row stride dstRowStride).  Its valid source rows are
+    ``min(rows, totalRows - i*rows)`` and valid columns ``min(cols, totalCols - i*cols)``; dst rows
+    are ``outRows`` elements, zero past the valid rows (channel padding).
+    UB tiles are ``tileRows x tileCols`` source elements.
+    """
+
+    outerCount: int
+    innerCount: int
+    rows: int
+    cols: int
+    totalRows: int
+    totalCols: int
+    outRows: int
+    srcOuter: int
+    srcInner: int
+    srcRowStride: int
+    dstOuter: int
+    dstInner: int
+    dstRowStride: int
+    tileRows: int
+    tileCols: int
+    rowTiles: int
+    colTiles: int
+    tmpElems: int
+
+
+def _tile_side(ub_size: int, elem_bytes: int, block_bytes: int) -> int:
+    """Square UB tile side: src tile, dst tile and tmp tile (t x t each) fit in the UB."""
+    unit = max(row_stride(elem_bytes), block_bytes // elem_bytes)
+    side = int((ub_size // (3 * elem_bytes)) ** 0.5)
+    while side > unit and 3 * align_up(side * side * elem_bytes, block_bytes) > ub_size:
+        side -= 1
+    return max(unit, align_down(side, unit))
+
+
+@functools.lru_cache(maxsize=1024)
+def plan_transpose_blocks(outer: int, inner: int, rows: int, cols: int, total_rows: int, total_cols: int,
+                          out_rows: int, src_outer: int, src_inner: int, src_row_stride: int, dst_outer: int,
+                          dst_inner: int, dst_row_stride: int, elem_bytes: int,
+                          platform: Platform) -> TransposeTilingData:
+    side = _tile_side(platform.ub_size, elem_bytes, platform.block_bytes)
+    rs = row_stride(elem_bytes)
+    epb = elem_per_block(elem_bytes, platform.block_bytes)
+    # A tile's rows become dst rows of up to outRows (padding) elements: keep the dst tile within bounds.
+    tile_rows = min(side, align_up(max(rows, out_rows), rs))
+    # Short blocks (C0 rows) get wide tiles: fill the UB, but keep srcStride/ElemPerBlock <= 255.
+    widest = platform.ub_size // (elem_bytes * (tile_rows + 2 * align_up(tile_rows, rs))) - epb
+    tile_cols = min(max(side, align_down(widest, epb)), 255 * epb, align_up(cols, epb))
+    tmp_elems = tile_cols * align_up(tile_rows, rs)
+    platform.check_ub_plan({"src_tile": tile_rows * tile_cols * elem_bytes,
+                            "dst_tile": tile_cols * align_up(tile_rows, row_stride(elem_bytes)) * elem_bytes,
+                            "tmp_tile": tmp_elems * elem_bytes})
+    return TransposeTilingData(outer, inner, rows, cols, total_rows, total_cols, out_rows, src_outer, src_inner,
+                               src_row_stride, dst_outer, dst_inner, dst_row_stride, tile_rows, tile_cols,
+                               ceil_div(max(rows, out_rows), tile_rows), ceil_div(cols, tile_cols), tmp_elems)
+
+
+def transpose_tile_paths(t: TransposeTilingData, elem_bytes: int, block_bytes: int = 32) -> dict[str, int]:
+    """How many UB tiles take the vector and the scalar TTRANS path (what the lanes will count)."""
+    counts = {"vector": 0, "scalar": 0}
+    epb = elem_per_block(elem_bytes, block_bytes)
+    for inner in range(t.innerCount):
+        vrows = max(0, min(t.rows, t.totalRows - inner * t.rows))
+        vcols = max(0, min(t.cols, t.totalCols - inner * t.cols))
+        for rt in range(t.rowTiles):
+            tr = max(0, min(t.tileRows, max(vrows, t.outRows) - rt * t.tileRows))
+            r = max(0, min(t.tileRows, vrows - rt * t.tileRows))
+            for ct in range(t.colTiles):
+                c = max(0, min(t.tileCols, vcols - ct * t.tileCols))
+                if tr == 0 or c == 0:
+                    continue
+                src_pitch = align_up(c * elem_bytes, block_bytes) // elem_bytes
+                dst_pitch = align_up(tr * elem_bytes, block_bytes) // elem_bytes
+                vector = dst_pitch % row_stride(elem_bytes) == 0 and src_pitch % epb == 0 and src_pitch // epb <= 255
+                if r > 0:
+                    counts["vector" if vector else "scalar"] += t.outerCount
+    return counts
+
+
+@dataclass
+class FractalZTilingData:
+    """[G, N, K, C0] (K = C1*H*W blocks of C0 elements) -> [G*K, N1*N0, C0], zero rows for n >= N."""
+
+    groups: int
+    n: int
+    k: int
+    c0: int
+    nPadded: int       # N1 * N0
+    kChunk: int        # rows of K per UB tile
+    kChunks: int
+
+
+def plan_fractal_z(groups: int, n: int, k: int, c0: int, n_padded: int, elem_bytes: int,
+                   platform: Platform) -> FractalZTilingData:
+    row_bytes = n_padded * c0 * elem_bytes
+    k_chunk = max(1, min(k, platform.ub_size // row_bytes))
+    platform.check_ub_plan({"out_tile": k_chunk * row_bytes})
+    return FractalZTilingData(groups, n, k, c0, n_padded, k_chunk, ceil_div(k, k_chunk))
+
+
+@dataclass
+class FractalZ3DTilingData:
+    """[N, C, D, HW] -> [D*C1*HW, N1*N0, C0]: per (d, c1, hw chunk) the N planes [C0, chunk] transposed."""
+
+    n: int
+    c: int
+    d: int
+    hw: int
+    c0: int
+    c1: int
+    nPadded: int
+    hwChunk: int
+    hwChunks: int
+    tmpElems: int
+
+
+def plan_fractal_z_3d(n: int, c: int, d: int, hw: int, c0: int, n_padded: int, elem_bytes: int,
+                      platform: Platform) -> FractalZ3DTilingData:
+    rs = row_stride(elem_bytes)
+    epb = elem_per_block(elem_bytes, platform.block_bytes)
+    # UB: out tile [chunk, N1N0, C0] + one src plane [C0, chunk] + tmp [chunk, align(C0, rs)].
+    per_hw = n_padded * c0 + c0 + align_up(c0, rs)
+    chunk = max(epb, align_down(platform.ub_size // (per_hw * elem_bytes) - epb, epb))
+    chunk = min(chunk, align_up(hw, epb))
+    tmp = chunk * align_up(c0, rs)
+    platform.check_ub_plan({"out_tile": chunk * n_padded * c0 * elem_bytes, "src_plane": c0 * chunk * elem_bytes,
+                            "tmp_tile": tmp * elem_bytes})
+    c1 = ceil_div(c, c0)
+    return FractalZ3DTilingData(n, c, d, hw, c0, c1, n_padded, chunk, ceil_div(hw, chunk), tmp)

@@ -1,0 +1,162 @@
+"""TTRANS: the tile transpose primitive and the transpose / format-conversion kernels (SPEC §6, seed 004).
+
+The kernels work on unsigned-int views of the element width (one specialization
+per width, not per dtype).  Each moves UB tiles with DataCopyPad (rows padded to
+the 32-byte block on the UB side) and transposes them with :func:`ttrans`.
+"""
+
+import numpy as np
+
+from ._jit import jit
+from .launch import kernel
+from .primitives import (
+    ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, alloc_buffer, count_event, data_copy,
+    data_copy_pad, duplicate, lane_error,
+)
+
+
+@jit(inline="always")
+def _align_up(n, unit):
+    return (n + unit - 1) // unit * unit
+
+
+@jit
+def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
+    """TTRANS: ``dst[j*dst_stride + i] = src[i*src_stride + j]`` for ``i < rows, j < cols``.
+
+    The vector path (when ``dst_stride % RowStride == 0``, ``src_stride % ElemPerBlock == 0``
+    and ``src_stride / ElemPerBlock <= 255``) transposes block by block into ``tmp``, laid out
+    ``[cols, ceil(rows/RowStride)*RowStride]``, then copies its rows to ``dst``; a smaller
+    ``tmp`` is a lane error.  Otherwise the scalar path moves element by element.  Both
+    give the same bytes; the lane counts which one ran.
+    """
+    itemsize = src.itemsize
+    rs = 32 if itemsize == 1 else 16
+    epb = ctx.block_bytes // itemsize
+    if dst_stride % rs == 0 and src_stride % epb == 0 and src_stride // epb <= 255:
+        tmp_stride = _align_up(rows, rs)
+        if tmp.size < cols * tmp_stride:
+            lane_error(ctx, ERR_TMP_TOO_SMALL, cols * tmp_stride)
+            return
+        count_event(ctx, STATE_TTRANS_VECTOR)
+        _blocked_transpose(tmp, np.uint64(tmp_stride), src, np.uint64(src_stride), rows, cols, rs)
+        if rows == tmp_stride and dst_stride == tmp_stride:  # rows fill both pitches: one copy
+            data_copy(ctx, dst, 0, tmp, 0, cols * rows)
+        else:
+            for j in range(cols):
+                data_copy(ctx, dst, j * dst_stride, tmp, j * tmp_stride, rows)
+    else:
+        count_event(ctx, STATE_TTRANS_SCALAR)
+        ds = np.uint64(dst_stride)
+        ss = np.uint64(src_stride)
+        for i in range(np.uint64(rows)):
+            for j in range(np.uint64(cols)):
+                dst[j * ds + i] = src[i * ss + j]
+
+
+@jit(inline="always")
+def _blocked_transpose(tmp, ts, src, ss, rows, cols, block):
+    # Square blocks keep both sides of the exchange in L1; unsigned indices skip the
+    # negative-index test on every access.
+    for i0 in range(0, rows, block):
+        i1 = np.uint64(min(i0 + block, rows))
+        for j0 in range(0, cols, block):
+            j1 = np.uint64(min(j0 + block, cols))
+            for j in range(np.uint64(j0), j1):
+                row = j * ts
+                for i in range(np.uint64(i0), i1):
+                    tmp[row + i] = src[i * ss + j]
+
+
+@kernel
+def transpose_kernel(ctx, x, y, t):
+    """Blocks ``src[rows, cols] -> dst[cols, outRows]`` (see TransposeTilingData), tiled through UB."""
+    itemsize = x.itemsize
+    bb = ctx.block_bytes
+    src_tile = alloc_buffer(ctx, t.tileRows * t.tileCols, x.dtype)
+    dst_tile = alloc_buffer(ctx, t.tileCols * _align_up(t.tileRows, 32 if itemsize == 1 else 16), x.dtype)
+    tmp = alloc_buffer(ctx, t.tmpElems, x.dtype)
+    tiles = t.rowTiles * t.colTiles
+    total = t.outerCount * t.innerCount * tiles
+    per = (total + ctx.block_num - 1) // ctx.block_num
+    task = min(ctx.block_idx * per, total)
+    end = min(task + per, total)
+    while task < end:
+        block, tile = task // tiles, task % tiles
+        outer, inner = block // t.innerCount, block % t.innerCount
+        r0 = (tile // t.colTiles) * t.tileRows
+        c0 = (tile % t.colTiles) * t.tileCols
+        vrows = min(t.rows, t.totalRows - inner * t.rows)
+        vcols = min(t.cols, t.totalCols - inner * t.cols)
+        r = max(0, min(t.tileRows, vrows - r0))                       # valid source rows here
+        tr = max(0, min(t.tileRows, max(vrows, t.outRows) - r0))      # dst row length (with padding)
+        c = max(0, min(t.tileCols, vcols - c0))
+        task += 1
+        if tr == 0 or c == 0:
+            continue
+        src_pitch = _align_up(c * itemsize, bb) // itemsize
+        dst_pitch = _align_up(tr * itemsize, bb) // itemsize
+        src_base = outer * t.srcOuter + inner * t.srcInner + r0 * t.srcRowStride + c0
+        dst_base = outer * t.dstOuter + inner * t.dstInner + c0 * t.dstRowStride + r0
+        if tr > r:  # channel padding: zero rows past the valid ones
+            duplicate(ctx, dst_tile, 0, c * dst_pitch)
+        if r > 0:
+            data_copy_pad(ctx, src_tile, 0, x, src_base, r, c * itemsize, (t.srcRowStride - c) * itemsize, 0)
+            ttrans(ctx, dst_tile, dst_pitch, src_tile, src_pitch, r, c, tmp)
+        data_copy_pad(ctx, y, dst_base, dst_tile, 0, c, tr * itemsize, 0, (t.dstRowStride - tr) * itemsize)
+
+
+@kernel
+def fractal_z_kernel(ctx, x, y, t):
+    """[G, N, K, C0] -> [G*K, N1*N0, C0]: per (g, K chunk) gather the C0 blocks of every n, zero n >= N."""
+    itemsize = x.itemsize
+    bb = ctx.block_bytes
+    row = t.nPadded * t.c0                    # elements of one dst row (all n for one k)
+    out = alloc_buffer(ctx, t.kChunk * row, x.dtype)
+    total = t.groups * t.kChunks
+    per = (total + ctx.block_num - 1) // ctx.block_num
+    task = min(ctx.block_idx * per, total)
+    end = min(task + per, total)
+    blocks_per_row = t.nPadded * t.c0 * itemsize // bb
+    while task < end:
+        g, chunk = task // t.kChunks, task % t.kChunks
+        k0 = chunk * t.kChunk
+        kc = min(t.kChunk, t.k - k0)
+        if t.n < t.nPadded:
+            duplicate(ctx, out, 0, kc * row)
+        for n in range(t.n):
+            # kc blocks contiguous in GM -> UB with a gap of (N1*N0 - 1) blocks between them.
+            data_copy_pad(ctx, out, n * t.c0, x, ((g * t.n + n) * t.k + k0) * t.c0, kc, t.c0 * itemsize, 0,
+                          blocks_per_row - 1)
+        data_copy(ctx, y, (g * t.k + k0) * row, out, 0, kc * row)
+        task += 1
+
+
+@kernel
+def fractal_z_3d_kernel(ctx, x, y, t):
+    """[N, C, D, HW] -> [D*C1*HW, N1*N0, C0]: per (d, c1, HW chunk), each n's [C0, chunk] plane
+    is transposed straight into its place in the output tile."""
+    itemsize = x.itemsize
+    bb = ctx.block_bytes
+    row = t.nPadded * t.c0
+    out = alloc_buffer(ctx, t.hwChunk * row, x.dtype)
+    plane = alloc_buffer(ctx, t.c0 * t.hwChunk, x.dtype)
+    tmp = alloc_buffer(ctx, t.tmpElems, x.dtype)
+    total = t.d * t.c1 * t.hwChunks
+    per = (total + ctx.block_num - 1) // ctx.block_num
+    task = min(ctx.block_idx * per, total)
+    end = min(task + per, total)
+    while task < end:
+        d = task // (t.c1 * t.hwChunks)
+        c1 = (task // t.hwChunks) % t.c1
+        hw0 = (task % t.hwChunks) * t.hwChunk
+        hwc = min(t.hwChunk, t.hw - hw0)
+        channels = min(t.c0, t.c - c1 * t.c0)
+        duplicate(ctx, out, 0, hwc * row)  # padded n and padded channels stay zero
+        pitch = _align_up(hwc * itemsize, bb) // itemsize
+        for n in range(t.n):
+            src = ((n * t.c + c1 * t.c0) * t.d + d) * t.hw + hw0
+            data_copy_pad(ctx, plane, 0, x, src, channels, hwc * itemsize, (t.d * t.hw - hwc) * itemsize, 0)
+            ttrans(ctx, out[n * t.c0:], row, plane, pitch, channels, hwc, tmp)
+        data_copy(ctx, y, ((d * t.c1 + c1) * t.hw + hw0) * row, out, 0, hwc * row)
+        task += 1

@@ -1,0 +1,136 @@
+"""``transpose2d`` and ``convert_format``: TTRANS on simulated cores (SPEC §6)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..host.platform import get_platform
+from ..host.split import ceil_div
+from ..host.tiling import numpy_dtype, to_array
+from ..host.ttrans_plan import (
+    A5_CONVERSIONS, CONVERSIONS, TTransRuleError, check_a5_alignment, check_ttrans_dtype, default_c0,
+    plan_fractal_z, plan_fractal_z_3d, plan_transpose_blocks, ttrans_tmp_bytes,
+)
+from ..kernels.launch import run_launch
+from ..kernels.ttrans import fractal_z_3d_kernel, fractal_z_kernel, transpose_kernel
+from ._args import as_input, check_block_dim, check_out
+
+__all__ = ["transpose2d", "convert_format", "ttrans_tmp_bytes", "TTransRuleError"]
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _launch(kernel, x: np.ndarray, out: np.ndarray, tiling, block_dim: int, plat) -> np.ndarray:
+    """Run on unsigned views of the element width; returns the lanes' state rows."""
+    uint = _UINT[x.itemsize]
+    launcher = kernel.launcher({}, numpy_dtype(type(tiling)))
+    return run_launch(launcher, block_dim, plat, (x.reshape(-1).view(uint), out.reshape(-1).view(uint)),
+                      to_array(tiling))
+
+
+def transpose2d(x, *, out=None, block_dim: int | None = None, platform="A2", return_state: bool = False):
+    """``x.T`` as a C-contiguous array (``out`` when given), transposed tile by tile in UB by
+    ``block_dim`` lanes (default: the platform's vector core count).  ``return_state=True`` also
+    returns the lanes' state rows (UB use, TTRANS vector/scalar tile counts)."""
+    arr = as_input(x)
+    if arr.ndim != 2:
+        raise ValueError(f"transpose2d takes a 2-D array, got {arr.ndim}-D")
+    plat = get_platform(platform)
+    check_ttrans_dtype(arr.dtype, plat, two_d=True)
+    h, w = arr.shape
+    check_a5_alignment(plat, w * arr.itemsize, h * arr.itemsize)
+    block_dim = check_block_dim(block_dim, plat.aiv_num)
+    out = check_out(out, (w, h), arr.dtype)
+    state = None
+    if arr.size:
+        tiling = plan_transpose_blocks(1, 1, h, w, h, w, h, 0, 0, w, 0, 0, h, arr.itemsize, plat)
+        state = _launch(transpose_kernel, np.ascontiguousarray(arr), out, tiling, block_dim, plat)
+    return (out, state) if return_state else out
+
+
+def _shape(arr: np.ndarray, fmt: str, ndim: int) -> tuple:
+    if arr.ndim != ndim:
+        raise ValueError(f"{fmt} input must be {ndim}-D, got shape {arr.shape}")
+    return arr.shape
+
+
+def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16, c: int | None = None,
+                   block_dim: int | None = None, platform="A2") -> np.ndarray:
+    """Convert ``x`` from format ``src`` to ``dst`` as TTRANS does, padding with zeros.
+
+    Conversions: NCHW->NC1HWC0, NC1HWC0->NCHW, GNCHW->GNC1HWC0, GNC1HWC0->GNCHW,
+    NC1HWC0->FRACTAL_Z, GNC1HWC0->FRACTAL_Z, NCDHW->FRACTAL_Z_3D.  ``c0`` defaults
+    to 32 / itemsize (4 is allowed for NCHW->NC1HWC0); ``n0`` is N0 of the fractal
+    formats; ``c`` crops NC1HWC0->NCHW to ``c`` channels (default C1*C0).
+    """
+    src, dst = src.upper(), dst.upper()
+    if (src, dst) not in CONVERSIONS:
+        raise ValueError(f"unsupported conversion {src} -> {dst}; supported: {sorted(CONVERSIONS)}")
+    plat = get_platform(platform)
+    if plat.name == "A5" and (src, dst) not in A5_CONVERSIONS:
+        raise TTransRuleError(f"TTRANS on A5 supports only {sorted(A5_CONVERSIONS)}; not {src} -> {dst}")
+    arr = np.ascontiguousarray(as_input(x))
+    check_ttrans_dtype(arr.dtype, plat, two_d=False)
+    size = arr.itemsize
+    block_dim = check_block_dim(block_dim, plat.aiv_num)
+    if not isinstance(n0, int) or n0 <= 0:
+        raise ValueError(f"n0 must be a positive int, got {n0!r}")
+    if src in ("NCHW", "GNCHW"):
+        lead = _shape(arr, src, 5 if src == "GNCHW" else 4)
+        *gn, ch, h, w = lead
+        c0 = _c0(c0, size, allow_four=True)
+        c1 = ceil_div(ch, c0)
+        outer = int(np.prod(gn))
+        out = np.empty(tuple(gn) + (c1, h, w, c0), arr.dtype)
+        check_a5_alignment(plat, w * size, c0 * size)
+        tiling = plan_transpose_blocks(outer, c1, c0, h * w, ch, c1 * h * w, c0, ch * h * w, c0 * h * w, h * w,
+                                       c1 * h * w * c0, h * w * c0, c0, size, plat)
+        kernel = transpose_kernel
+    elif dst in ("NCHW", "GNCHW"):
+        *gn, c1, h, w, cc0 = _shape(arr, src, 6 if src == "GNC1HWC0" else 5)
+        _check_given_c0(c0, cc0)
+        ch = c1 * cc0 if c is None else c
+        if not 0 < ch <= c1 * cc0:
+            raise ValueError(f"c must be in 1..{c1 * cc0}, got {c}")
+        outer = int(np.prod(gn))
+        out = np.empty(tuple(gn) + (ch, h, w), arr.dtype)
+        tiling = plan_transpose_blocks(outer, c1, h * w, cc0, c1 * h * w, ch, h * w, c1 * h * w * cc0, h * w * cc0,
+                                       cc0, ch * h * w, cc0 * h * w, h * w, size, plat)
+        kernel = transpose_kernel
+    elif dst == "FRACTAL_Z" and src in ("NC1HWC0", "GNC1HWC0"):
+        *g, n, c1, h, w, cc0 = _shape(arr, src, 6 if src == "GNC1HWC0" else 5)
+        _check_given_c0(c0, cc0)
+        if cc0 * size != plat.block_bytes:
+            raise TTransRuleError(f"FRACTAL_Z needs C0 * sizeof = {plat.block_bytes} bytes, got C0={cc0}")
+        groups = int(np.prod(g))
+        n_padded = ceil_div(n, n0) * n0
+        out = np.empty((groups * c1 * h * w, n_padded // n0, n0, cc0), arr.dtype)
+        tiling = plan_fractal_z(groups, n, c1 * h * w, cc0, n_padded, size, plat)
+        kernel = fractal_z_kernel
+    else:  # NCDHW -> FRACTAL_Z_3D
+        n, ch, d, h, w = _shape(arr, src, 5)
+        c0 = _c0(c0, size, allow_four=False)
+        c1 = ceil_div(ch, c0)
+        n_padded = ceil_div(n, n0) * n0
+        out = np.empty((d * c1 * h * w, n_padded // n0, n0, c0), arr.dtype)
+        tiling = plan_fractal_z_3d(n, ch, d, h * w, c0, n_padded, size, plat)
+        kernel = fractal_z_3d_kernel
+    if arr.size == 0 or out.size == 0:
+        return np.zeros(out.shape, arr.dtype)
+    _launch(kernel, arr, out, tiling, block_dim, plat)
+    return out
+
+
+def _c0(c0, size: int, *, allow_four: bool) -> int:
+    default = default_c0(size)
+    if c0 is None:
+        return default
+    if c0 == default or (allow_four and c0 == 4):
+        return c0
+    raise TTransRuleError(f"C0 must be {default} for {size}-byte elements" + (" (or 4)" if allow_four else "")
+                          + f", got {c0}")
+
+
+def _check_given_c0(c0, actual: int) -> None:
+    if c0 is not None and c0 != actual:
+        raise ValueError(f"c0={c0} does not match the input's C0 dim {actual}")

@@ -1,0 +1,61 @@
+"""TTRANS: 2-D transposes next to np.ascontiguousarray(a.T) and torch .t().contiguous(); format
+conversions next to NumPy pad + reshape + transpose.  Targets: 2-D >= 5x torch and >= 15x NumPy on
+4096^2; conversions >= 3x NumPy."""
+
+import numpy as np
+import pytest
+
+import ascend_numba as an
+from ascend_numba.reference import ttrans as R
+
+from conftest import HAVE_TORCH, parallel_copy, ref
+
+TRANSPOSES = [((4096, 4096), "float32"), ((4096, 4096), "float16"), ((4096, 4096), "int8"),
+              ((8192, 2048), "float32")]
+CASES = ["ascend_numba", "ascend_numba out=", "numpy", "torch", "parallel copy"]
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("shape, dtype", TRANSPOSES, ids=[f"{s[0]}x{s[1]}-{d}" for s, d in TRANSPOSES])
+def test_transpose2d(benchmark, shape, dtype, case):
+    a = (np.arange(shape[0] * shape[1]) % 97).astype(dtype).reshape(shape)
+    out = np.empty(shape[::-1], dtype)
+    benchmark.group = f"transpose2d {shape[0]}x{shape[1]} {dtype}"
+    if case == "ascend_numba":
+        fn = lambda: an.transpose2d(a)  # noqa: E731
+    elif case == "ascend_numba out=":
+        fn = lambda: an.transpose2d(a, out=out)  # noqa: E731
+    elif case == "numpy":
+        ref(benchmark, "numpy")
+        fn = lambda: np.ascontiguousarray(a.T)  # noqa: E731
+    elif case == "parallel copy":
+        ref(benchmark, "copy")
+        fn = lambda: parallel_copy(out, a)  # noqa: E731
+    else:
+        if not HAVE_TORCH:
+            pytest.skip("torch not installed")
+        import torch
+        ta = torch.from_numpy(a)
+        ref(benchmark, "torch")
+        fn = lambda: ta.t().contiguous()  # noqa: E731
+    fn()
+    benchmark(fn)
+    benchmark.extra_info["GBps"] = 2 * a.nbytes / benchmark.stats.stats.median / 1e9
+
+
+@pytest.mark.parametrize("case", ["ascend_numba", "numpy"])
+@pytest.mark.parametrize("conversion", ["NCHW->NC1HWC0", "NC1HWC0->FRACTAL_Z"])
+def test_conversions(benchmark, conversion, case):
+    x = (np.arange(64 * 256 * 56 * 56) % 97).astype(np.float16).reshape(64, 256, 56, 56)
+    src, dst = conversion.split("->")
+    if src == "NC1HWC0":
+        x = R.nchw_to_nc1hwc0(x, 16)
+    benchmark.group = f"convert_format {conversion} {x.shape} float16"
+    if case == "numpy":
+        ref(benchmark, "numpy")
+        fn = (lambda: R.nchw_to_nc1hwc0(x, 16)) if src == "NCHW" else (lambda: R.nc1hwc0_to_fractal_z(x, 16))
+    else:
+        fn = lambda: an.convert_format(x, src, dst)  # noqa: E731
+    fn()
+    benchmark(fn)
+    benchmark.extra_info["GBps"] = 2 * x.nbytes / benchmark.stats.stats.median / 1e9
