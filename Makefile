@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: setup
-	$(PY) examples/demo.py
+	$(VENV)/bin/ascend-numba golden examples/cases.yaml --out out/golden
 
 test: setup
 	$(PY) -m pytest -q

@@ -7,3 +7,5 @@ settings.register_profile("ci", max_examples=200, deadline=None, suppress_health
                           derandomize=True)
 settings.register_profile("dev", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+pytest_plugins = ["pytester"]

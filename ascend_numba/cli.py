@@ -1,0 +1,61 @@
+"""``ascend-numba``: golden generation and verification from the command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+import numpy as np
+
+from .golden import CaseError, compare, default_cache_dir, load_cases, run_suite
+from .golden.cases import DTYPES
+
+
+@click.group()
+@click.version_option(package_name="ascend-numba")
+def main():
+    """CPU twin of Ascend C kernels: goldens with the kernels' exact bits."""
+
+
+@main.command()
+@click.argument("cases", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory that receives one folder per case.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1),
+              help="Local processes running cases.")
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="Run cases on this Dask scheduler.")
+@click.option("--no-cache", is_flag=True, help="Compute every golden, neither reading nor filling the cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Golden cache location [default: $ASCEND_NUMBA_CACHE or ~/.cache/ascend_numba/golden].")
+def golden(cases, out_dir, workers, scheduler, no_cache, cache_dir):
+    """Generate inputs and goldens for every case in CASES (YAML or JSON)."""
+    try:
+        suite = load_cases(cases)
+    except CaseError as e:
+        raise click.ClickException(str(e)) from None
+    cache = None if no_cache else (cache_dir or default_cache_dir())
+    summary = run_suite(suite, out_dir, cache_dir=cache, workers=workers, scheduler=scheduler)
+    click.echo(f"golden: {summary.line()} -> {out_dir}")
+
+
+@main.command()
+@click.argument("golden_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("actual_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--dtype", required=True, type=click.Choice(sorted(DTYPES)), help="Element type of both files.")
+def verify(golden_file, actual_file, dtype):
+    """Compare ACTUAL_FILE with GOLDEN_FILE (raw little-endian) by the CANN precision rules."""
+    dt = DTYPES[dtype].newbyteorder("<") if DTYPES[dtype].itemsize > 1 else DTYPES[dtype]
+    golden_arr = np.fromfile(golden_file, dtype=dt)
+    actual_arr = np.fromfile(actual_file, dtype=dt)
+    try:
+        report = compare(golden_arr, actual_arr, dtype)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    for line in report.lines():
+        click.echo(line)
+    sys.exit(0 if report.passed else 1)
+
+
+if __name__ == "__main__":
+    main()

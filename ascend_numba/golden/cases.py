@@ -1,0 +1,226 @@
+"""Golden case files: schema, validation and deterministic input generation.
+
+A case file (YAML or JSON) holds ``cases``, a list of mappings::
+
+    cases:
+      - name: tile_fp16              # unique; [A-Za-z0-9_.-]
+        op: tile                     # tile | repeat | apply_adamw | transpose2d | convert_format
+        dtype: float16               # the dtype of every input
+        seed: 7                      # default 0
+        inputs:                      # every input the op takes
+          x: {shape: [256, 64], dist: {uniform: [-1, 1]}}
+        attrs: {reps: [2, 3]}        # the op's attributes (see the registry)
+
+Distributions: ``{uniform: [lo, hi]}``, ``{normal: [mean, std]}``,
+``{integers: [lo, hi]}`` (inclusive), ``{special: [v, ...]}`` (values drawn from the
+list; "inf", "-inf", "nan" allowed).  Default: ``{uniform: [-1, 1]}``.
+
+Inputs depend only on the seed, the input's name, its shape, dtype and
+distribution -- never on the case name, the worker or the order of the run.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import json
+import os
+import re
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import yaml
+
+from .registry import REGISTRY
+
+__all__ = ["CaseError", "Case", "InputSpec", "load_cases", "parse_cases", "generate_inputs", "DTYPES", "io_pool"]
+
+DTYPES = {name: np.dtype(t) for name, t in {
+    "float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float64": np.float64,
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8,
+    "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64, "bool": np.bool_,
+    "complex64": np.complex64, "complex128": np.complex128,
+}.items()}
+DISTRIBUTIONS = ("uniform", "normal", "integers", "special")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+class CaseError(ValueError):
+    """A case file problem, naming the case and the field."""
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    shape: tuple[int, ...]
+    dist: str
+    params: tuple
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    op: str
+    dtype: str
+    seed: int
+    inputs: dict[str, InputSpec] = field(hash=False)
+    attrs: dict[str, Any] = field(hash=False)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "op": self.op, "dtype": self.dtype, "seed": self.seed,
+                "inputs": {k: {"shape": list(v.shape), "dist": {v.dist: list(v.params)}}
+                           for k, v in self.inputs.items()},
+                "attrs": self.attrs}
+
+
+def _fail(case: str, fld: str, problem: str):
+    raise CaseError(f"case {case!r}: field {fld!r}: {problem}")
+
+
+def _parse_input(case: str, name: str, raw) -> InputSpec:
+    where = f"inputs.{name}"
+    if not isinstance(raw, dict):
+        _fail(case, where, "must be a mapping with 'shape' (and optionally 'dist')")
+    unknown = set(raw) - {"shape", "dist"}
+    if unknown:
+        _fail(case, f"{where}.{sorted(unknown)[0]}", "unknown field")
+    if "shape" not in raw:
+        _fail(case, f"{where}.shape", "missing")
+    shape = raw["shape"]
+    if not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
+                                              for s in shape):
+        _fail(case, f"{where}.shape", f"must be a list of non-negative integers, got {shape!r}")
+    dist = raw.get("dist", {"uniform": [-1, 1]})
+    if not isinstance(dist, dict) or len(dist) != 1:
+        _fail(case, f"{where}.dist", f"must be one of {{{', '.join(DISTRIBUTIONS)}: [...]}}")
+    (kind, params), = dist.items()
+    if kind not in DISTRIBUTIONS:
+        _fail(case, f"{where}.dist", f"unknown distribution {kind!r}; use one of {DISTRIBUTIONS}")
+    if not isinstance(params, list) or (kind != "special" and len(params) != 2) or not params:
+        _fail(case, f"{where}.dist.{kind}", "needs [a, b]" if kind != "special" else "needs a list of values")
+    try:
+        values = tuple(float(p) if not isinstance(p, int) else p for p in params)
+    except (TypeError, ValueError):
+        _fail(case, f"{where}.dist.{kind}", f"values must be numbers, got {params!r}")
+    return InputSpec(tuple(shape), kind, values)
+
+
+def parse_cases(doc: Any) -> list[Case]:
+    """Validate a loaded case document; raises CaseError naming the case and field."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
+        raise CaseError("case file: top level must be a mapping with a 'cases' list")
+    cases, seen = [], set()
+    for i, raw in enumerate(doc["cases"]):
+        label = raw.get("name", f"#{i}") if isinstance(raw, dict) else f"#{i}"
+        if not isinstance(raw, dict):
+            _fail(label, "case", "must be a mapping")
+        for required in ("name", "op", "dtype"):
+            if required not in raw:
+                _fail(label, required, "missing")
+        unknown = set(raw) - {"name", "op", "dtype", "seed", "inputs", "attrs"}
+        if unknown:
+            _fail(label, sorted(unknown)[0], "unknown field")
+        name = raw["name"]
+        if not isinstance(name, str) or not _NAME.match(name):
+            _fail(label, "name", "must match [A-Za-z0-9_.-]+")
+        if name in seen:
+            _fail(name, "name", "duplicate case name")
+        seen.add(name)
+        spec = REGISTRY.get(raw["op"])
+        if spec is None:
+            _fail(name, "op", f"unknown op {raw['op']!r}; ops are {sorted(REGISTRY)}")
+        if raw["dtype"] not in DTYPES or raw["dtype"] not in spec.dtypes:
+            _fail(name, "dtype", f"{raw['dtype']!r} is not a dtype of {spec.name}; use one of {sorted(spec.dtypes)}")
+        seed = raw.get("seed", 0)
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            _fail(name, "seed", f"must be a non-negative integer, got {seed!r}")
+        raw_inputs = raw.get("inputs") or {}
+        if not isinstance(raw_inputs, dict):
+            _fail(name, "inputs", "must be a mapping")
+        attrs = raw.get("attrs") or {}
+        if not isinstance(attrs, dict):
+            _fail(name, "attrs", "must be a mapping")
+        try:
+            attrs = spec.check_attrs(attrs)
+        except ValueError as e:
+            _fail(name, f"attrs.{e.args[0]}", e.args[1])
+        needed = spec.input_names(attrs)
+        for missing in [n for n in needed if n not in raw_inputs]:
+            _fail(name, f"inputs.{missing}", "missing")
+        for extra in [n for n in raw_inputs if n not in needed]:
+            _fail(name, f"inputs.{extra}", f"not an input of {spec.name} (inputs: {list(needed)})")
+        inputs = {n: _parse_input(name, n, raw_inputs[n]) for n in needed}
+        problem = spec.check_shapes({n: s.shape for n, s in inputs.items()}, attrs)
+        if problem:
+            _fail(name, problem[0], problem[1])
+        cases.append(Case(name, spec.name, raw["dtype"], seed, inputs, attrs))
+    return cases
+
+
+def load_cases(path: str | Path) -> list[Case]:
+    """Read and validate a YAML or JSON case file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise CaseError(f"case file {path}: {e.strerror}") from None
+    try:
+        doc = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as e:
+        raise CaseError(f"case file {path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {e}") from None
+    return parse_cases(doc)
+
+
+_CHUNK = 1 << 20  # elements per independent random stream; fixed, so bytes never depend on threads
+
+
+def generate_inputs(case: Case) -> dict[str, np.ndarray]:
+    """The case's inputs, the same bytes on any machine, worker or order.
+
+    Each input is drawn in chunks of 2**20 elements, chunk k from the stream seeded
+    by (seed, crc32(input name), k); chunks fill in parallel on the I/O thread pool.
+    """
+    dtype = DTYPES[case.dtype]
+    out = {}
+    for name, spec in case.inputs.items():
+        n = int(np.prod(spec.shape, dtype=np.int64))
+        flat = np.empty(n, dtype)
+        key = (case.seed, zlib.crc32(name.encode()))
+        list(io_pool().map(lambda start: _fill(flat, start, key, spec), range(0, n, _CHUNK)))
+        out[name] = flat.reshape(spec.shape)
+    return out
+
+
+def _fill(flat: np.ndarray, start: int, key: tuple, spec: InputSpec) -> None:
+    count = min(_CHUNK, flat.size - start)
+    rng = np.random.default_rng([*key, start // _CHUNK])
+    flat[start:start + count] = _draw(rng, spec, count, flat.dtype)
+
+
+def _draw(rng: np.random.Generator, spec: InputSpec, count: int, dtype: np.dtype) -> np.ndarray:
+    def one():
+        if spec.dist == "uniform":
+            return rng.uniform(spec.params[0], spec.params[1], count)
+        if spec.dist == "normal":
+            return rng.normal(spec.params[0], spec.params[1], count)
+        if spec.dist == "integers":
+            return rng.integers(int(spec.params[0]), int(spec.params[1]), count, endpoint=True)
+        return rng.choice(np.array(spec.params, dtype=np.float64), count)
+    values = one()
+    if dtype.kind == "c":
+        values = values + 1j * one()
+    with np.errstate(all="ignore"):
+        if dtype == np.bool_:
+            return (values != 0).astype(np.bool_)
+        if dtype.kind in "iu":
+            return np.rint(values).astype(dtype)
+        return values.astype(dtype)
+
+
+@functools.cache
+def io_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """Threads for input generation, hashing and writing (NumPy and hashlib release the GIL)."""
+    return concurrent.futures.ThreadPoolExecutor(max(2, os.cpu_count() or 2), thread_name_prefix="ascend-numba-io")

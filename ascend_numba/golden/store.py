@@ -1,0 +1,160 @@
+"""Files of a golden case and the golden cache.
+
+Layout per case (raw little-endian, as CANN ``gen_data.py`` scripts write)::
+
+    <out>/<case>/input/<input>.bin
+    <out>/<case>/output/golden.bin          # the op's (first) output
+    <out>/<case>/output/golden_<name>.bin   # further outputs (ApplyAdamW: golden_m, golden_v)
+    <out>/<case>/case.json                  # shapes, dtypes, seed, attrs, sha256 of every file, version
+
+A case is assembled in a hidden temporary directory and renamed into place, so
+an interrupted run never leaves a case that looks complete.  The cache keeps
+outputs under a key of (op, attributes, dtype, the inputs' sha256, library version).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from .. import __version__
+
+__all__ = ["sha256_of", "output_file", "cache_key", "GoldenCache", "Hashes", "write_case", "default_cache_dir",
+           "dtype_by_name"]
+
+
+def sha256_of(arr: np.ndarray) -> str:
+    return hashlib.sha256(_little_endian(arr).reshape(-1).view(np.uint8)).hexdigest()
+
+
+def _little_endian(arr: np.ndarray) -> np.ndarray:
+    arr = np.ascontiguousarray(arr)
+    if sys.byteorder != "little" and arr.dtype.byteorder in "=>" and arr.itemsize > 1:
+        arr = arr.byteswap()
+    return arr
+
+
+def output_file(index: int, name: str) -> str:
+    return "golden.bin" if index == 0 else f"golden_{name}.bin"
+
+
+def cache_key(op: str, attrs: dict, dtype: str, input_hashes: dict[str, str]) -> str:
+    blob = json.dumps({"op": op, "attrs": attrs, "dtype": dtype, "inputs": input_hashes,
+                       "version": __version__}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def dtype_by_name(name: str) -> np.dtype:
+    """A dtype from its name, ml_dtypes' (bfloat16, float8_*) included."""
+    return np.dtype(getattr(ml_dtypes, name)) if hasattr(ml_dtypes, name) else np.dtype(name)
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("ASCEND_NUMBA_CACHE")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ascend_numba" / "golden"
+
+
+def _write_bin(path: Path, arr: np.ndarray) -> None:
+    _little_endian(arr).tofile(path)
+
+
+def _replace_dir(tmp: Path, final: Path) -> None:
+    """Move a finished directory into place, replacing an older one."""
+    if final.exists():
+        old = final.with_name(f".{final.name}.old-{os.getpid()}")
+        os.replace(final, old)
+        os.replace(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, final)
+
+
+class GoldenCache:
+    """Outputs on disk by cache key; writes are atomic, a broken entry reads as a miss."""
+
+    def __init__(self, root: Path | str):
+        self.root = Path(root)
+
+    def _dir(self, key: str) -> Path:
+        return self.root / key[:2] / key
+
+    def load(self, key: str, shapes_dtype: dict | None = None) -> dict[str, np.ndarray] | None:
+        entry = self._dir(key)
+        try:
+            meta = json.loads((entry / "outputs.json").read_text())
+            out = {}
+            for name, info in meta.items():
+                arr = np.fromfile(entry / f"{name}.bin", dtype=dtype_by_name(info["dtype"])).reshape(info["shape"])
+                if sha256_of(arr) != info["sha256"]:
+                    return None
+                out[name] = arr
+            return out
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def store(self, key: str, outputs: dict[str, np.ndarray]) -> None:
+        final = self._dir(key)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=final.parent))
+        meta = {}
+        for name, arr in outputs.items():
+            _write_bin(tmp / f"{name}.bin", arr)
+            meta[name] = {"shape": list(arr.shape), "dtype": arr.dtype.name, "sha256": sha256_of(arr)}
+        (tmp / "outputs.json").write_text(json.dumps(meta))
+        _replace_dir(tmp, final)
+
+
+class Hashes:
+    """sha256 of each array, computed once, on a thread pool (hashlib releases the GIL)."""
+
+    def __init__(self, pool):
+        self._pool = pool
+        self._jobs: dict[int, tuple] = {}
+
+    def submit(self, arr: np.ndarray) -> None:
+        if id(arr) not in self._jobs:
+            self._jobs[id(arr)] = (arr, self._pool.submit(sha256_of, arr))  # keep arr: its id stays unique
+
+    def __call__(self, arr: np.ndarray) -> str:
+        self.submit(arr)
+        return self._jobs[id(arr)][1].result()
+
+
+def write_case(out_dir: Path, case_meta: dict, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray],
+               dtype_name: str, hashes: Hashes) -> int:
+    """Write one case atomically (hashing while writing); returns the bytes written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    final = out_dir / case_meta["name"]
+    tmp = Path(tempfile.mkdtemp(prefix=f".{case_meta['name']}.", dir=out_dir))
+    try:
+        (tmp / "input").mkdir()
+        (tmp / "output").mkdir()
+        files = {f"input/{n}.bin": (n, a) for n, a in inputs.items()}
+        files.update({f"output/{output_file(i, n)}": (n, a) for i, (n, a) in enumerate(outputs.items())})
+        for _, arr in files.values():
+            hashes.submit(arr)
+        for rel, (_, arr) in files.items():
+            _write_bin(tmp / rel, arr)
+        listing = {rel: {"file": rel, "shape": list(a.shape), "dtype": dtype_name, "sha256": hashes(a)}
+                   for rel, (_, a) in files.items()}
+        ins = {n: listing[f"input/{n}.bin"] for n in inputs}
+        outs = {n: listing[f"output/{output_file(i, n)}"] for i, n in enumerate(outputs)}
+        total = sum(a.nbytes for _, a in files.values())
+        meta = dict(case_meta, inputs=ins, outputs=outs, library="ascend_numba", version=__version__,
+                    numpy=np.__version__)
+        (tmp / "case.json").write_text(json.dumps(meta, indent=2, sort_keys=True))
+        _replace_dir(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return total

@@ -1,0 +1,51 @@
+"""pytest plugin: the ``golden`` fixture gives test harnesses cached goldens.
+
+::
+
+    def test_my_npu_tile(golden):
+        case = golden("tile", dtype="float16", inputs={"x": {"shape": [64, 48]}}, attrs={"reps": [2, 3]})
+        run_on_device(case.inputs["x"]) ... compare with case.outputs["y"]
+
+The cache is the CLI's (``--golden-cache-dir``, else $ASCEND_NUMBA_CACHE or
+~/.cache/ascend_numba/golden); ``--golden-no-cache`` turns it off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from .golden import GoldenCache, compute_case, default_cache_dir, parse_cases
+
+
+@dataclass
+class GoldenCase:
+    inputs: dict[str, np.ndarray]
+    outputs: dict[str, np.ndarray]
+    cache_hit: bool
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("ascend_numba")
+    group.addoption("--golden-cache-dir", default=None, help="ascend_numba golden cache directory")
+    group.addoption("--golden-no-cache", action="store_true", help="compute goldens without the cache")
+
+
+@pytest.fixture(scope="session")
+def golden(request):
+    """``golden(op, *, dtype, inputs, attrs=None, seed=0)`` -> GoldenCase (inputs, outputs, cache_hit)."""
+    config = request.config
+    cache = None
+    if not config.getoption("--golden-no-cache"):
+        cache = GoldenCache(config.getoption("--golden-cache-dir") or default_cache_dir())
+
+    def make(op: str, *, dtype: str, inputs: dict, attrs: dict | None = None, seed: int = 0,
+             name: str = "fixture") -> GoldenCase:
+        case = parse_cases({"cases": [{"name": name, "op": op, "dtype": dtype, "seed": seed, "inputs": inputs,
+                                       "attrs": attrs or {}}]})[0]
+        ins, outs, hit = compute_case(case, cache)
+        return GoldenCase(ins, outs, hit)
+
+    return make
