@@ -71,6 +71,15 @@ def _replicate_in_gm(ctx, y, base_b, seg_b, count, ub, buf_b):
 
 
 @jit(inline="always")
+def _geometry(t):
+    """Init: (elemBytes, innerDim bytes, innerMult, output row bytes, outerCount) from the tiling."""
+    eb = t.elemBytes
+    inner_b = t.inputShape[t.numDims - 1] * eb
+    mult = t.multiples[t.numDims - 1]
+    return eb, inner_b, mult, inner_b * mult, t.totalOutputElems // (t.inputShape[t.numDims - 1] * mult)
+
+
+@jit(inline="always")
 def _lane_range(ctx, total):
     per = (total + ctx.block_num - 1) // ctx.block_num
     start = min(ctx.block_idx * per, total)
@@ -78,12 +87,8 @@ def _lane_range(ctx, total):
 
 
 @jit
-def _process_split_mult(ctx, x, y, t, in_q, out_q, buf_b):
-    eb = t.elemBytes
-    inner_b = t.inputShape[t.numDims - 1] * eb
-    mult = t.multiples[t.numDims - 1]
-    out_inner_b = inner_b * mult
-    outer = t.totalOutputElems // (out_inner_b // eb)
+def _process_split_mult(ctx, x, y, t, geometry, in_q, out_q, buf_b):
+    eb, inner_b, mult, out_inner_b, outer = geometry
     bb = ctx.block_bytes
     item, end = _lane_range(ctx, outer * mult)
     while item < end:
@@ -120,11 +125,8 @@ def _process_split_mult(ctx, x, y, t, in_q, out_q, buf_b):
 
 
 @jit
-def _process_doubling(ctx, x, y, t, out_q, buf_b):
-    eb = t.elemBytes
-    inner_b = t.inputShape[t.numDims - 1] * eb
-    out_inner_b = inner_b * t.multiples[t.numDims - 1]
-    outer = t.totalOutputElems // (out_inner_b // eb)
+def _process_doubling(ctx, x, y, t, geometry, out_q, buf_b):
+    eb, inner_b, _, out_inner_b, outer = geometry
     limit = min(buf_b, out_inner_b)
     doubled_b = inner_b
     while doubled_b * 2 <= limit:
@@ -150,12 +152,8 @@ def _process_doubling(ctx, x, y, t, out_q, buf_b):
 
 
 @jit
-def _process_build(ctx, x, y, t, in_q, out_q, buf_b):
-    eb = t.elemBytes
-    inner_b = t.inputShape[t.numDims - 1] * eb
-    mult = t.multiples[t.numDims - 1]
-    out_inner_b = inner_b * mult
-    outer = t.totalOutputElems // (out_inner_b // eb)
+def _process_build(ctx, x, y, t, geometry, in_q, out_q, buf_b):
+    eb, inner_b, mult, out_inner_b, outer = geometry
     rows_per_batch = max(1, buf_b // out_inner_b)
     row, end = _lane_range(ctx, outer)
     while row < end:
@@ -182,13 +180,10 @@ def _gather_words(ctx, out_q, in_q, slot_b, table, count, word):
 
 
 @jit
-def _process_gather(ctx, x, y, t, in_q, out_q, tmp, buf_b):
-    eb = t.elemBytes
-    inner = t.inputShape[t.numDims - 1]
-    out_inner = inner * t.multiples[t.numDims - 1]
-    inner_b = inner * eb
-    out_inner_b = out_inner * eb
-    outer = t.totalOutputElems // out_inner
+def _process_gather(ctx, x, y, t, geometry, in_q, out_q, tmp, buf_b):
+    eb, inner_b, mult, out_inner_b, outer = geometry
+    inner = inner_b // eb
+    out_inner = inner * mult
     bb = ctx.block_bytes
     # Gather moves words: the element itself for 1/2/4/8-byte types, else the widest power of two dividing it.
     word = 8
@@ -234,12 +229,8 @@ def _process_gather(ctx, x, y, t, in_q, out_q, tmp, buf_b):
 
 
 @jit
-def _process_per_row(ctx, x, y, t, in_q, out_q, buf_b):
-    eb = t.elemBytes
-    inner_b = t.inputShape[t.numDims - 1] * eb
-    mult = t.multiples[t.numDims - 1]
-    out_inner_b = inner_b * mult
-    outer = t.totalOutputElems // (out_inner_b // eb)
+def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
+    eb, inner_b, mult, out_inner_b, outer = geometry
     bb = ctx.block_bytes
     big_write = out_inner_b % bb == 0  # canBigWrite: rounding up stays inside the row
     row, end = _lane_range(ctx, outer)
@@ -266,19 +257,20 @@ def _process_per_row(ctx, x, y, t, in_q, out_q, buf_b):
 
 @kernel
 def tile_kernel(ctx, x, y, path, t):
-    # Init: three UB buffers of ubSize bytes, bound for the kernel's life.
+    # Init: the row geometry, and three UB buffers of ubSize bytes bound for the kernel's life.
+    geometry = _geometry(t)
     buf_b = t.ubSize
     in_q = alloc_buffer(ctx, buf_b, np.uint8)
     out_q = alloc_buffer(ctx, buf_b, np.uint8)
     tmp = alloc_buffer(ctx, buf_b, np.uint8)
     # Process: the path the host selected from this tiling.
     if path == SPLIT_MULT:
-        _process_split_mult(ctx, x, y, t, in_q, out_q, buf_b)
+        _process_split_mult(ctx, x, y, t, geometry, in_q, out_q, buf_b)
     elif path == DOUBLING:
-        _process_doubling(ctx, x, y, t, out_q, buf_b)
+        _process_doubling(ctx, x, y, t, geometry, out_q, buf_b)
     elif path == BUILD:
-        _process_build(ctx, x, y, t, in_q, out_q, buf_b)
+        _process_build(ctx, x, y, t, geometry, in_q, out_q, buf_b)
     elif path == GATHER:
-        _process_gather(ctx, x, y, t, in_q, out_q, tmp, buf_b)
+        _process_gather(ctx, x, y, t, geometry, in_q, out_q, tmp, buf_b)
     else:
-        _process_per_row(ctx, x, y, t, in_q, out_q, buf_b)
+        _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b)
