@@ -7,14 +7,9 @@ than X).  Mark references with ``ref(benchmark, "name")``.
 
 from __future__ import annotations
 
-import os
-
-# torch's OpenMP threads spin after each op and would steal the two cores from the next case.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-import numba  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numba
+import numpy as np
+import pytest
 
 try:
     import torch  # noqa: F401

@@ -11,9 +11,9 @@ Offsets are explicit, in elements of the tensor they index, so
 Safety without cost: every copy is clamped to the bytes its two tensors
 really have, so a bad offset can never write outside an array (GM padding is
 virtual: reads past a tensor's end leave the destination bytes as they were,
-writes past it are dropped).  Checked mode, which reports such accesses
-instead, dispatches on the type of ``ctx``; the unchecked path pays nothing
-for it.
+writes past it are dropped).  The seam for a checked mode that reports such
+accesses is the type of ``ctx``: primitives can dispatch on it at compile
+time, so the unchecked path would pay nothing (not built yet).
 
 Half types: uint16 tiles are fp16 in vector arithmetic (each op computed in
 fp32 and rounded to fp16, which is exact IEEE fp16 for + - * / sqrt); bf16 has
