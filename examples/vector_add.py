@@ -11,7 +11,7 @@ import numpy as np
 
 import ascend_numba as an
 from ascend_numba.host import big_small_split, int32
-from ascend_numba.kernels import add, alloc_buffer, data_copy, data_copy_pad, muls
+from ascend_numba.kernels import add, alloc_buffer, data_copy, data_copy_pad, muls, trace_work
 
 
 @dataclass
@@ -53,6 +53,7 @@ def vector_add(ctx, x, y, z, tiling):
             data_copy(ctx, z, pos, z_loc, 0, n)
         else:
             data_copy_pad(ctx, z, pos, z_loc, 0, 1, n * 4, 0, 0)
+        trace_work(ctx, n)  # elements done, for trace=True (free otherwise)
         pos += n
 
 

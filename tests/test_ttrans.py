@@ -49,9 +49,9 @@ def test_transpose2d_block_dims_and_out(block_dim):
                                          ((1000, 100), True), ((256, 256), False)], ids=str)
 def test_both_tile_paths_ran_agree_and_match_the_plan(shape, both):
     x = _data(shape, np.float32, seed=1)
-    out, state = an.transpose2d(x, return_state=True)
+    out, trace = an.transpose2d(x, trace=True)
     _same(out, x.T.copy())
-    ran = {"vector": int(state[:, STATE_TTRANS_VECTOR].sum()), "scalar": int(state[:, STATE_TTRANS_SCALAR].sum())}
+    ran = {"vector": trace.info["vector_tiles"], "scalar": trace.info["scalar_tiles"]}
     h, w = shape
     plan = plan_transpose_blocks(1, 1, h, w, h, w, h, 0, 0, w, 0, 0, h, 4, an.get_platform("A2"))
     assert ran == transpose_tile_paths(plan, 4)

@@ -30,6 +30,10 @@ class Platform:
     aiv_num: int
     ub_size: int
     block_bytes: int = 32
+    # Trace cost model (modelled, not measured): each copy costs a setup plus its bytes over a bandwidth.
+    dma_setup_ns: float = 100.0
+    gm_bytes_per_ns: float = 32.0     # MTE2/MTE3, per core
+    ub_bytes_per_ns: float = 128.0    # UB -> UB copies and Gather
 
     def __post_init__(self):
         for field_name in ("aic_num", "aiv_num", "ub_size", "block_bytes"):

@@ -9,7 +9,7 @@ from .launch import Kernel, KernelError, as_gm, kernel
 from .primitives import (
     Lane, add, adds, alloc_buffer, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
     cast_f32_to_f16, data_copy, data_copy_pad, div, duplicate, gather, in_ub, mul, muls,
-    reinterpret, sub, vmax, vsqrt,
+    reinterpret, sub, trace_work, vmax, vsqrt,
 )
 from .ttrans import ttrans
 
@@ -17,5 +17,5 @@ __all__ = [
     "Kernel", "KernelError", "as_gm", "kernel", "Lane",
     "alloc_buffer", "reinterpret", "in_ub", "data_copy", "data_copy_pad", "gather",
     "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
-    "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16", "ttrans",
+    "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16", "ttrans", "trace_work",
 ]

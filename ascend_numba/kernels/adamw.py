@@ -20,7 +20,7 @@ from .half import bf16_to_f32, f16_to_f32
 from .launch import kernel
 from .primitives import (
     add, adds, alloc_buffer, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16, cast_f32_to_f16, data_copy,
-    data_copy_pad, div, duplicate, mul, muls, sub, vmax, vsqrt,
+    data_copy_pad, div, duplicate, mul, muls, sub, trace_work, vmax, vsqrt,
 )
 
 
@@ -174,5 +174,6 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
             data_copy_pad(ctx, var_out, pos, out_var, q, 1, nbytes, 0, 0)
             data_copy_pad(ctx, m_out, pos, out_m, q, 1, nbytes, 0, 0)
             data_copy_pad(ctx, v_out, pos, out_v, q, 1, nbytes, 0, 0)
+        trace_work(ctx, n)
         pos += n
         slot ^= 1

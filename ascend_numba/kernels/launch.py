@@ -39,8 +39,9 @@ from numba.core.caching import FunctionCache
 from ..host.platform import Platform, get_platform
 from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
+from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
 from ._jit import JIT_OPTIONS, jit
-from .primitives import ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, Lane, _address
+from .primitives import ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, Lane, TracedLane, _address
 
 __all__ = ["Kernel", "kernel", "KernelError", "as_gm", "MAX_BLOCK_DIM"]
 
@@ -113,30 +114,37 @@ def _source_digest(func: Callable) -> str:
     return hashlib.sha256(own + _library_digest().encode()).hexdigest()
 
 
-def _launch_with_tiling(block_dim, ub_pool, block_bytes, state, args, tiling_bytes):
+def _launch_with_tiling(block_dim, ub_pool, block_bytes, state, trace, args, tiling_bytes):
     tiling = tiling_bytes.view(TILING_DTYPE)  # noqa: F821 - injected per specialization
     threads = ub_pool.shape[0]
     per_thread = (block_dim + threads - 1) // threads
     for k in prange(per_thread * threads):
         i = _interleaved_lane(k, per_thread, threads)
         if i < block_dim:
-            ctx = _make_lane(i, block_dim, ub_pool[get_thread_id()], block_bytes, state[i])
+            ctx = MAKE_LANE(i, block_dim, ub_pool[get_thread_id()], block_bytes, state[i], trace)  # noqa: F821
             LANE_BODY(ctx, *args, tiling[0])  # noqa: F821 - injected per specialization
 
 
-def _launch_without_tiling(block_dim, ub_pool, block_bytes, state, args, tiling_bytes):
+def _launch_without_tiling(block_dim, ub_pool, block_bytes, state, trace, args, tiling_bytes):
     threads = ub_pool.shape[0]
     per_thread = (block_dim + threads - 1) // threads
     for k in prange(per_thread * threads):
         i = _interleaved_lane(k, per_thread, threads)
         if i < block_dim:
-            ctx = _make_lane(i, block_dim, ub_pool[get_thread_id()], block_bytes, state[i])
+            ctx = MAKE_LANE(i, block_dim, ub_pool[get_thread_id()], block_bytes, state[i], trace)  # noqa: F821
             LANE_BODY(ctx, *args)  # noqa: F821 - injected per specialization
 
 
 @jit(inline="always")
-def _make_lane(i, block_dim, ub, block_bytes, state):
+def _make_lane(i, block_dim, ub, block_bytes, state, trace):
     return Lane(i, block_dim, _address(ub), ub.size, block_bytes, _address(state))
+
+
+@jit(inline="always")
+def _make_traced_lane(i, block_dim, ub, block_bytes, state, trace):
+    row = trace[i]
+    return TracedLane(i, block_dim, _address(ub), ub.size, block_bytes, _address(state), _address(row),
+                      (row.size - TRACE_EVENTS) // 3)
 
 
 @jit
@@ -195,24 +203,26 @@ class Kernel:
             raise TypeError(f"{self!r} is bound to {self.key_schema.key_cls.__name__}; pass a key dict")
         return dict(self.key_schema.validate_concrete(key))
 
-    def launcher(self, constants: dict, tiling_dtype: np.dtype | None):
-        """The compiled launcher for one set of compile-time constants and tiling layout (cached)."""
-        cache_key = (tuple(constants.items()), tiling_dtype)
+    def launcher(self, constants: dict, tiling_dtype: np.dtype | None, traced: bool = False):
+        """The compiled launcher for one set of compile-time constants and tiling layout (cached);
+        ``traced`` builds the variant whose lanes record a trace."""
+        cache_key = (tuple(constants.items()), tiling_dtype, traced)
         found = self._launchers.get(cache_key)
         if found is not None:
             return found
         layout = None if tiling_dtype is None else (tiling_dtype.descr, tiling_dtype.itemsize)
-        tag = f"{self._digest}|{cache_key[0]!r}|{layout!r}"
+        tag = f"{self._digest}|{cache_key[0]!r}|{layout!r}|traced={traced}"
         body = _specialized_jit(self.py_func, constants, tag, cache=True)
         template = _launch_without_tiling if tiling_dtype is None else _launch_with_tiling
-        consts = {"LANE_BODY": body, "TILING_DTYPE": tiling_dtype}
+        consts = {"LANE_BODY": body, "TILING_DTYPE": tiling_dtype,
+                  "MAKE_LANE": _make_traced_lane if traced else _make_lane}
         launcher = _specialized_jit(template, consts, f"{self.py_func.__module__}.{self.py_func.__qualname__}|{tag}",
                                     parallel=True, cache=True)
         self._launchers[cache_key] = launcher
         return launcher
 
     def launch(self, *args, block_dim: int, key: dict | None = None, datatype: dict | None = None,
-               platform: "str | Platform" = "A2") -> np.ndarray:
+               platform: "str | Platform" = "A2", trace: bool = False):
         """Run the kernel on ``block_dim`` lanes.  A trailing TilingData instance is the tiling.
 
         Arrays become flat GM tensors (C-contiguous required); scalars pass as
@@ -220,7 +230,8 @@ class Kernel:
         datatype specialization, e.g. the element type of the I/O buffers).
         Raises before any compiled code runs on a bad block_dim, key, tiling or
         argument, and KernelError if a lane fails at run time.  Returns the lanes'
-        state rows (``[:, STATE_UB_TOP]`` is each lane's UB allocation).
+        state rows (``[:, STATE_UB_TOP]`` is each lane's UB allocation), or with
+        ``trace=True`` a :class:`~ascend_numba.host.trace.LaunchTrace`.
         """
         plat = get_platform(platform)
         if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) \
@@ -234,14 +245,17 @@ class Kernel:
             args = args[:-1]
         gm_args = tuple(self._gm_arg(a, i) for i, a in enumerate(args))
         return self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, int(block_dim), plat,
-                                    {**key_consts, **(datatype or {})})
+                                    {**key_consts, **(datatype or {})}, trace=trace)
 
     def launch_prepared(self, gm_args: tuple, tiling_bytes: np.ndarray, tiling_dtype: np.dtype | None,
-                        block_dim: int, platform: Platform, constants: dict | None = None) -> np.ndarray:
+                        block_dim: int, platform: Platform, constants: dict | None = None, *,
+                        trace: bool = False):
         """Launch with arguments an op has already validated: flat GM arrays, serialized tiling,
-        compile-time constants (key fields and datatype).  Returns the lanes' state rows."""
-        return run_launch(self.launcher(constants or {}, tiling_dtype), block_dim, platform, gm_args,
-                          tiling_bytes)
+        compile-time constants (key fields and datatype).  Returns the lanes' state rows, or a
+        LaunchTrace with ``trace=True``."""
+        launcher = self.launcher(constants or {}, tiling_dtype, traced=trace)
+        name = f"{self.py_func.__module__}.{self.py_func.__qualname__}"
+        return run_launch(launcher, block_dim, platform, gm_args, tiling_bytes, trace_name=name if trace else None)
 
     @staticmethod
     def _gm_arg(value, index: int):
@@ -252,10 +266,16 @@ class Kernel:
         raise TypeError(f"argument {index}: expected a numpy array or a scalar, got {type(value).__name__}")
 
 
-def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, tiling_bytes: np.ndarray) -> np.ndarray:
-    """Execute a compiled launcher; raise KernelError for the first failing lane, else return the state rows."""
+TRACE_CAPACITY = 4096  # events logged per lane; later ones are counted, not logged
+
+
+def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, tiling_bytes: np.ndarray, *,
+               trace_name: str | None = None, trace_info: dict | None = None):
+    """Execute a compiled launcher; raise KernelError for the first failing lane, else return the
+    state rows -- or, for a traced launcher (``trace_name`` given), a LaunchTrace."""
     state = np.zeros((block_dim, LANE_STATE_SLOTS), np.int64)
-    launcher(block_dim, _UB_POOL.get(platform.ub_size), platform.block_bytes, state, gm_args, tiling_bytes)
+    trace = np.zeros((block_dim, trace_row_length(TRACE_CAPACITY)) if trace_name else (1, 1), np.int64)
+    launcher(block_dim, _UB_POOL.get(platform.ub_size), platform.block_bytes, state, trace, gm_args, tiling_bytes)
     errors = state[:, STATE_ERROR]
     if errors.any():
         lane = int(np.argmax(errors != 0))
@@ -267,6 +287,8 @@ def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, til
             raise KernelError(f"lane {lane}: TTRANS temporary tile too small, it needs "
                               f"{state[lane, STATE_ERROR_DETAIL]} elements")
         raise KernelError(f"lane {lane}: error code {state[lane, STATE_ERROR]}")
+    if trace_name:
+        return LaunchTrace(trace_name, platform, trace, state, dict(trace_info or {}))
     return state
 
 

@@ -11,9 +11,12 @@ Offsets are explicit, in elements of the tensor they index, so
 Safety without cost: every copy is clamped to the bytes its two tensors
 really have, so a bad offset can never write outside an array (GM padding is
 virtual: reads past a tensor's end leave the destination bytes as they were,
-writes past it are dropped).  The seam for a checked mode that reports such
-accesses is the type of ``ctx``: primitives can dispatch on it at compile
-time, so the unchecked path would pay nothing (not built yet).
+writes past it are dropped).
+
+Tracing dispatches on the type of ``ctx``: with a :class:`TracedLane` the copy
+primitives also count calls and bytes per direction and log events; with a
+plain :class:`Lane` the hooks compile to nothing.  A checked mode (not built
+yet) would hang off the same seam.
 
 Half types: uint16 tiles are fp16 in vector arithmetic (each op computed in
 fp32 and rounded to fp16, which is exact IEEE fp16 for + - * / sqrt); bf16 has
@@ -30,11 +33,16 @@ from numba import carray, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+# The trace row layout and event codes live with their host-side reader.
+from ..host.trace import (
+    DIR_IN, DIR_LOCAL, DIR_OUT, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER, TRACE_BYTES_IN,
+    TRACE_CALLS_IN, TRACE_COUNTERS, TRACE_EVENT_COUNT, TRACE_EVENTS, TRACE_WORK,
+)
 from ._jit import JIT_OPTIONS, jit
 from .half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 
 __all__ = [
-    "Lane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR", "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR",
+    "Lane", "TracedLane", "trace_work", "TRACE_COUNTERS", "TRACE_EVENT_COUNT", "TRACE_EVENTS", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR", "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR",
     "STATE_TTRANS_SCALAR", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL", "lane_error", "count_event",
     "alloc_buffer", "reinterpret", "in_ub",
     "data_copy", "data_copy_pad", "gather",
@@ -49,6 +57,9 @@ read by the host after the launch).
 
 Only scalars: passing the context to a primitive costs nothing.  (A context holding arrays
 would make every call bump their shared reference counts, atomically, from every thread.)"""
+
+TracedLane = collections.namedtuple("TracedLane", Lane._fields + ("trace_addr", "trace_capacity"))
+TracedLane.__doc__ = """A Lane whose primitives also record counters and events in its trace row (trace=True)."""
 
 LANE_STATE_SLOTS = 8
 STATE_UB_TOP, STATE_ERROR, STATE_ERROR_DETAIL = 0, 1, 2
@@ -167,6 +178,58 @@ def in_ub(ctx, tensor):
     return ctx.ub_addr <= p and p < ctx.ub_addr + ctx.ub_size
 
 
+def _trace_copy(ctx, kind, direction, nbytes):
+    raise NotImplementedError  # compiled only
+
+
+def trace_work(ctx, items):
+    """Count ``items`` units of work (rows, tiles, elements) for the lane; free unless tracing."""
+    raise NotImplementedError  # compiled only
+
+
+def _is_traced(ctx_type) -> bool:
+    return isinstance(ctx_type, types.NamedTuple) and ctx_type.instance_class is TracedLane
+
+
+# Hooks take scalars only: an array argument would cost reference counting on every call.
+@overload(_trace_copy, jit_options=JIT_OPTIONS, inline="always")
+def _ov_trace_copy(ctx, kind, direction, nbytes):
+    if not _is_traced(ctx):
+        return lambda ctx, kind, direction, nbytes: None
+
+    def record(ctx, kind, direction, nbytes):
+        base = ctx.trace_addr
+        _store_i64(base, kind, _load_i64(base, kind) + 1)
+        _store_i64(base, TRACE_CALLS_IN + direction, _load_i64(base, TRACE_CALLS_IN + direction) + 1)
+        _store_i64(base, TRACE_BYTES_IN + direction, _load_i64(base, TRACE_BYTES_IN + direction) + nbytes)
+        n = _load_i64(base, TRACE_EVENT_COUNT)
+        if n < ctx.trace_capacity:
+            at = TRACE_EVENTS + 3 * n
+            _store_i64(base, at, kind)
+            _store_i64(base, at + 1, direction)
+            _store_i64(base, at + 2, nbytes)
+        _store_i64(base, TRACE_EVENT_COUNT, n + 1)
+    return record
+
+
+@overload(trace_work, jit_options=JIT_OPTIONS, inline="always")
+def _ov_trace_work(ctx, items):
+    if not _is_traced(ctx):
+        return lambda ctx, items: None
+
+    def record(ctx, items):
+        _store_i64(ctx.trace_addr, TRACE_WORK, _load_i64(ctx.trace_addr, TRACE_WORK) + items)
+    return record
+
+
+@jit(inline="always")
+def _direction(ctx, dst, src):
+    src_local = in_ub(ctx, src)
+    if src_local and in_ub(ctx, dst):
+        return DIR_LOCAL
+    return DIR_OUT if src_local else DIR_IN
+
+
 @jit
 def lane_error(ctx, code, detail):
     """Record the lane's first error; the launch raises KernelError with it afterwards."""
@@ -213,6 +276,7 @@ def data_copy(ctx, dst, dst_off, src, src_off, count):
     The device requires ``count * sizeof`` to be a multiple of the 32-byte block
     (checked mode verifies it).
     """
+    _trace_copy(ctx, EVENT_DATA_COPY, _direction(ctx, dst, src), count * src.itemsize)
     _copy_bytes(dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
 
 
@@ -232,6 +296,7 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
     blocks: in bytes on the GM side, in 32-byte blocks on the UB side, where each
     block starts on a block boundary.
     """
+    _trace_copy(ctx, EVENT_DATA_COPY_PAD, _direction(ctx, dst, src), block_count * block_len)
     bb = ctx.block_bytes
     src_pitch = _pitch(in_ub(ctx, src), block_len, src_stride, bb)
     dst_pitch = _pitch(in_ub(ctx, dst), block_len, dst_stride, bb)
@@ -256,6 +321,7 @@ def gather(ctx, dst, src, offsets_bytes, base, count):
     n = min(count, dst.size, offsets_bytes.size)
     if n <= 0:
         return
+    _trace_copy(ctx, EVENT_GATHER, DIR_LOCAL, n * src.itemsize)
     itemsize = src.itemsize
     shift = 0
     while (1 << shift) < itemsize:

@@ -26,7 +26,7 @@ import numpy as np
 
 from ._jit import jit
 from .launch import kernel
-from .primitives import adds, alloc_buffer, data_copy, data_copy_pad, gather
+from .primitives import adds, alloc_buffer, data_copy, data_copy_pad, gather, trace_work
 
 SPLIT_MULT, DOUBLING, BUILD, GATHER, PER_ROW = 1, 2, 3, 4, 5
 
@@ -121,6 +121,7 @@ def _process_split_mult(ctx, x, y, t, geometry, in_q, out_q, buf_b):
                 for m in range(m0, m1):
                     _write_exact(ctx, y, row_b + m * inner_b + c, in_q, 0, n)
                 c += n
+        trace_work(ctx, m1 - m0)
         item += m1 - m0
 
 
@@ -148,6 +149,7 @@ def _process_doubling(ctx, x, y, t, geometry, out_q, buf_b):
             n = min(doubled_b, out_inner_b - pos)
             data_copy(ctx, y, row_b + pos, out_q, 0, n)
             pos += n
+        trace_work(ctx, 1)
         row += 1
 
 
@@ -163,6 +165,7 @@ def _process_build(ctx, x, y, t, geometry, in_q, out_q, buf_b):
             for m in range(mult):
                 data_copy(ctx, out_q, j * out_inner_b + m * inner_b, in_q, 0, inner_b)
         data_copy(ctx, y, row * out_inner_b, out_q, 0, k * out_inner_b)
+        trace_work(ctx, k)
         row += k
 
 
@@ -224,6 +227,7 @@ def _process_gather(ctx, x, y, t, geometry, in_q, out_q, tmp, buf_b):
         data_copy(ctx, in_q, slot * slot_b, x, src_b, _align_up(k * inner_b, bb))
         _gather_words(ctx, out_q, in_q, slot * slot_b, table, k * row_words, word)
         _write_exact(ctx, y, row * out_inner_b, out_q, 0, k * out_inner_b)
+        trace_work(ctx, k)
         slot ^= 1
         row += k
 
@@ -252,6 +256,7 @@ def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
                 c += n
             _replicate_in_gm(ctx, y, row_b, inner_b, mult, out_q, buf_b)
         prev_src = src_b
+        trace_work(ctx, 1)
         row += 1
 
 

@@ -11,7 +11,7 @@ from ._jit import jit
 from .launch import kernel
 from .primitives import (
     ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, alloc_buffer, count_event, data_copy,
-    data_copy_pad, duplicate, lane_error,
+    data_copy_pad, duplicate, lane_error, trace_work,
 )
 
 
@@ -104,6 +104,7 @@ def transpose_kernel(ctx, x, y, t):
             data_copy_pad(ctx, src_tile, 0, x, src_base, r, c * itemsize, (t.srcRowStride - c) * itemsize, 0)
             ttrans(ctx, dst_tile, dst_pitch, src_tile, src_pitch, r, c, tmp)
         data_copy_pad(ctx, y, dst_base, dst_tile, 0, c, tr * itemsize, 0, (t.dstRowStride - tr) * itemsize)
+        trace_work(ctx, 1)
 
 
 @kernel
@@ -129,6 +130,7 @@ def fractal_z_kernel(ctx, x, y, t):
             data_copy_pad(ctx, out, n * t.c0, x, ((g * t.n + n) * t.k + k0) * t.c0, kc, t.c0 * itemsize, 0,
                           blocks_per_row - 1)
         data_copy(ctx, y, (g * t.k + k0) * row, out, 0, kc * row)
+        trace_work(ctx, 1)
         task += 1
 
 
@@ -159,4 +161,5 @@ def fractal_z_3d_kernel(ctx, x, y, t):
             data_copy_pad(ctx, plane, 0, x, src, channels, hwc * itemsize, (t.d * t.hw - hwc) * itemsize, 0)
             ttrans(ctx, out[n * t.c0:], row, plane, pitch, channels, hwc, tmp)
         data_copy(ctx, y, ((d * t.c1 + c1) * t.hw + hw0) * row, out, 0, hwc * row)
+        trace_work(ctx, 1)
         task += 1

@@ -70,7 +70,7 @@ def check_adamw_args(tensors: dict, scalars: dict, max_grad_norm, amsgrad: bool,
 
 def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon, grad,
                 max_grad_norm=None, *, amsgrad: bool = False, maximize: bool = False, variant: str = "seed",
-                inplace: bool = True, block_dim: int | None = None, platform="A2"):
+                inplace: bool = True, block_dim: int | None = None, platform="A2", trace: bool = False):
     """One ApplyAdamW step; returns ``(var, m, v)``.
 
     ``beta1_power``/``beta2_power`` are beta**(t-1): the op multiplies by beta
@@ -79,7 +79,7 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     were.  ``max_grad_norm`` is read (amsgrad), never written.  Dtypes
     float32, float16, bfloat16, every tensor of var's dtype.  Bad arguments
     raise an AclnnParamError subclass (with the aclnn ``code``) before any
-    array is touched.
+    array is touched.  ``trace=True`` returns ``((var, m, v), LaunchTrace)``.
     """
     tensors = dict(var=var, m=m, v=v, grad=grad)
     scalars = dict(beta1_power=beta1_power, beta2_power=beta2_power, lr=lr, weight_decay=weight_decay,
@@ -96,14 +96,19 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     else:
         outs = tuple(np.empty_like(a, order="C") for a in (var, m, v))
     if var.size == 0:
-        return outs
+        return (outs, None) if trace else outs
     plan = plan_adamw(var.size, ADAMW_DTYPES[dtype], variant, bool(amsgrad), bool(maximize), block_dim, plat)
     inputs = [as_gm(np.ascontiguousarray(a), n) for n, a in tensors.items()]
     mgn = as_gm(np.ascontiguousarray(max_grad_norm), "max_grad_norm") if amsgrad else inputs[0][:1]
     io = np.float32 if dtype == np.float32 else np.uint16
     datatype = {"IO": io, "DTYPE": DTYPE_CODES[ADAMW_DTYPES[dtype]], "VARIANT": VARIANTS.index(variant),
                 "CAST": computes_in_fp32(ADAMW_DTYPES[dtype], variant)}
-    adamw_kernel.launch_prepared(
+    result = adamw_kernel.launch_prepared(
         (*inputs, mgn, as_gm(scalar_array, "scalars"), *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v")))),
-        plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim, plat, {**plan.key, **datatype})
+        plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim, plat, {**plan.key, **datatype},
+        trace=trace)
+    if trace:
+        result.info.update(dtype=ADAMW_DTYPES[dtype], variant=variant, amsgrad=bool(amsgrad),
+                           maximize=bool(maximize), tile=plan.tiling.tileDataNum)
+        return outs, result
     return outs
