@@ -55,7 +55,8 @@ def test_demo_suite(benchmark, tmp_path, pipeline):
         ref(benchmark, "numpy")
         fn = lambda: numpy_gen_data(cases, tmp_path / "np")  # noqa: E731
     else:
-        fn = lambda: run_suite(cases, tmp_path / "an", cache_dir=None, progress=False, log=lambda line: None).bytes  # noqa: E731
+        def fn():
+            return run_suite(cases, tmp_path / "an", cache_dir=None, progress=False, log=lambda line: None).bytes
     nbytes = fn()
     benchmark.pedantic(fn, rounds=3, iterations=1)
     benchmark.extra_info["GBps"] = nbytes / benchmark.stats.stats.median / 1e9

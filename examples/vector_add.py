@@ -11,7 +11,9 @@ import numpy as np
 
 import ascend_numba as an
 from ascend_numba.host import big_small_split, int32
-from ascend_numba.kernels import add, alloc_buffer, data_copy, data_copy_pad, muls, trace_work
+from ascend_numba.kernels import (
+    add, alloc_buffer, big_small_lane_range, data_copy, data_copy_pad, muls, trace_work,
+)
 
 
 @dataclass
@@ -31,10 +33,7 @@ class AddKey:
 @an.kernel(tiling_key=AddKey)
 def vector_add(ctx, x, y, z, tiling):
     # Init: this lane's block range (big/small split) and its three UB buffers, bound once.
-    i = ctx.block_idx
-    blocks = tiling.small_blocks + (1 if i < tiling.big_cores else 0)
-    start = (i * tiling.small_blocks + min(i, tiling.big_cores)) * tiling.block_elems
-    end = min(start + blocks * tiling.block_elems, tiling.total)
+    start, end = big_small_lane_range(ctx, tiling.big_cores, tiling.small_blocks, tiling.block_elems, tiling.total)
     x_loc = alloc_buffer(ctx, tiling.tile_elems, np.float32)
     y_loc = alloc_buffer(ctx, tiling.tile_elems, np.float32)
     z_loc = alloc_buffer(ctx, tiling.tile_elems, np.float32)

@@ -165,7 +165,8 @@ def _parse_annotation(name: str, annotation: Any, cls: type) -> FieldSpec:
         return FieldSpec(name, _PY_SCALARS[annotation], None)
     if isinstance(annotation, _ScalarMarker):
         return FieldSpec(name, annotation.__name__, None)
-    raise InvalidType(f"{where}: unsupported annotation {annotation!r} (arrays need 'from __future__ import annotations')")
+    raise InvalidType(f"{where}: unsupported annotation {annotation!r} "
+                      "(arrays need 'from __future__ import annotations')")
 
 
 def _check_duplicate_annotations(cls: type) -> None:

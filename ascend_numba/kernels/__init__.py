@@ -7,15 +7,16 @@ Kernel authors import from here::
 
 from .launch import Kernel, KernelError, as_gm, kernel
 from .primitives import (
-    Lane, add, adds, alloc_buffer, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
-    cast_f32_to_f16, data_copy, data_copy_pad, div, duplicate, gather, in_ub, mul, muls,
+    Lane, add, adds, alloc_buffer, big_small_lane_range, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
+    cast_f32_to_f16, contiguous_lane_range, data_copy, data_copy_pad, div, duplicate, gather, in_ub, mul, muls,
     reinterpret, sub, trace_work, vmax, vsqrt,
 )
 from .ttrans import ttrans
 
 __all__ = [
     "Kernel", "KernelError", "as_gm", "kernel", "Lane",
-    "alloc_buffer", "reinterpret", "in_ub", "data_copy", "data_copy_pad", "gather",
+    "alloc_buffer", "reinterpret", "in_ub", "contiguous_lane_range", "big_small_lane_range",
+    "data_copy", "data_copy_pad", "gather",
     "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
     "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16", "ttrans", "trace_work",
 ]

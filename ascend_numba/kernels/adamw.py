@@ -19,8 +19,8 @@ from ..host.adamw_plan import AdamWKey
 from .half import bf16_to_f32, f16_to_f32
 from .launch import kernel
 from .primitives import (
-    add, adds, alloc_buffer, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16, cast_f32_to_f16, data_copy,
-    data_copy_pad, div, duplicate, mul, muls, sub, trace_work, vmax, vsqrt,
+    add, adds, alloc_buffer, big_small_lane_range, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
+    cast_f32_to_f16, data_copy, data_copy_pad, div, duplicate, mul, muls, sub, trace_work, vmax, vsqrt,
 )
 
 
@@ -30,10 +30,7 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
     amsgrad = Amsgrad == 1  # noqa: F821
     maximize = Maximize == 1  # noqa: F821
     # Init: this lane's blocks (big/small split) and every UB buffer, bound once.
-    i = ctx.block_idx
-    blocks = t.smallBlocks + (1 if i < t.bigCores else 0)
-    start = (i * t.smallBlocks + min(i, t.bigCores)) * t.blockElems
-    end = min(start + blocks * t.blockElems, t.totalLength)
+    start, end = big_small_lane_range(ctx, t.bigCores, t.smallBlocks, t.blockElems, t.totalLength)
     tile = t.tileDataNum
     in_var = alloc_buffer(ctx, 2 * tile, IO)  # noqa: F821
     in_m = alloc_buffer(ctx, 2 * tile, IO)  # noqa: F821

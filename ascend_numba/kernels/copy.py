@@ -3,15 +3,13 @@
 import numpy as np
 
 from .launch import kernel
-from .primitives import alloc_buffer, data_copy, data_copy_pad
+from .primitives import alloc_buffer, big_small_lane_range, data_copy, data_copy_pad
 
 
 @kernel
 def staged_copy(ctx, src, dst, tiling):
-    i = ctx.block_idx
-    blocks = tiling.smallBlocks + (1 if i < tiling.bigCores else 0)
-    start = (i * tiling.smallBlocks + min(i, tiling.bigCores)) * tiling.blockBytes
-    end = min(start + blocks * tiling.blockBytes, tiling.totalBytes)
+    start, end = big_small_lane_range(ctx, tiling.bigCores, tiling.smallBlocks, tiling.blockBytes,
+                                      tiling.totalBytes)
     ping = alloc_buffer(ctx, tiling.bufBytes, np.uint8)
     pong = alloc_buffer(ctx, tiling.bufBytes, np.uint8)
     pos = start

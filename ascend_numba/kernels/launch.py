@@ -41,7 +41,9 @@ from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
 from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
 from ._jit import JIT_OPTIONS, jit
-from .primitives import ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, Lane, TracedLane, _address
+from .primitives import (
+    ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, Lane, TracedLane, _address,
+)
 
 __all__ = ["Kernel", "kernel", "KernelError", "as_gm", "MAX_BLOCK_DIM"]
 

@@ -42,8 +42,10 @@ from ._jit import JIT_OPTIONS, jit
 from .half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 
 __all__ = [
-    "Lane", "TracedLane", "trace_work", "TRACE_COUNTERS", "TRACE_EVENT_COUNT", "TRACE_EVENTS", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR", "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR",
+    "Lane", "TracedLane", "trace_work", "TRACE_COUNTERS", "TRACE_EVENT_COUNT", "TRACE_EVENTS", "LANE_STATE_SLOTS",
+    "STATE_UB_TOP", "STATE_ERROR", "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR",
     "STATE_TTRANS_SCALAR", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL", "lane_error", "count_event",
+    "contiguous_lane_range", "big_small_lane_range",
     "alloc_buffer", "reinterpret", "in_ub",
     "data_copy", "data_copy_pad", "gather",
     "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
@@ -228,6 +230,23 @@ def _direction(ctx, dst, src):
     if src_local and in_ub(ctx, dst):
         return DIR_LOCAL
     return DIR_OUT if src_local else DIR_IN
+
+
+@jit(inline="always")
+def contiguous_lane_range(ctx, total):
+    """This lane's tasks ``[start, end)``: ``per = ceil(total / block_num)``; lanes past the end get none."""
+    per = (total + ctx.block_num - 1) // ctx.block_num
+    start = min(ctx.block_idx * per, total)
+    return start, min(start + per, total)
+
+
+@jit(inline="always")
+def big_small_lane_range(ctx, big_cores, small_blocks, block_elems, total):
+    """This lane's elements ``[start, end)`` when the first ``big_cores`` lanes take one block more."""
+    i = ctx.block_idx
+    blocks = small_blocks + (1 if i < big_cores else 0)
+    start = (i * small_blocks + min(i, big_cores)) * block_elems
+    return start, min(start + blocks * block_elems, total)
 
 
 @jit

@@ -26,7 +26,9 @@ import numpy as np
 
 from ._jit import jit
 from .launch import kernel
-from .primitives import adds, alloc_buffer, data_copy, data_copy_pad, gather, trace_work
+from .primitives import (
+    adds, alloc_buffer, contiguous_lane_range, data_copy, data_copy_pad, gather, trace_work,
+)
 
 SPLIT_MULT, DOUBLING, BUILD, GATHER, PER_ROW = 1, 2, 3, 4, 5
 
@@ -79,18 +81,11 @@ def _geometry(t):
     return eb, inner_b, mult, inner_b * mult, t.totalOutputElems // (t.inputShape[t.numDims - 1] * mult)
 
 
-@jit(inline="always")
-def _lane_range(ctx, total):
-    per = (total + ctx.block_num - 1) // ctx.block_num
-    start = min(ctx.block_idx * per, total)
-    return start, min(start + per, total)
-
-
 @jit
 def _process_split_mult(ctx, x, y, t, geometry, in_q, out_q, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
     bb = ctx.block_bytes
-    item, end = _lane_range(ctx, outer * mult)
+    item, end = contiguous_lane_range(ctx, outer * mult)
     while item < end:
         row = item // mult
         m0 = item % mult
@@ -132,7 +127,7 @@ def _process_doubling(ctx, x, y, t, geometry, out_q, buf_b):
     doubled_b = inner_b
     while doubled_b * 2 <= limit:
         doubled_b *= 2
-    row, end = _lane_range(ctx, outer)
+    row, end = contiguous_lane_range(ctx, outer)
     prev_src = -1
     while row < end:
         src_b = src_offset(t, row) * eb
@@ -157,7 +152,7 @@ def _process_doubling(ctx, x, y, t, geometry, out_q, buf_b):
 def _process_build(ctx, x, y, t, geometry, in_q, out_q, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
     rows_per_batch = max(1, buf_b // out_inner_b)
-    row, end = _lane_range(ctx, outer)
+    row, end = contiguous_lane_range(ctx, outer)
     while row < end:
         k = min(rows_per_batch, end - row)
         for j in range(k):
@@ -197,7 +192,7 @@ def _process_gather(ctx, x, y, t, geometry, in_q, out_q, tmp, buf_b):
     slot_b = buf_b // 2 // bb * bb  # inQue depth 2: two slots, ping-pong
     # Runs of consecutive output rows whose sources are consecutive input rows: a batch never crosses one.
     run = t.inputShape[t.numDims - 2] if t.numDims >= 2 else 1
-    row, end = _lane_range(ctx, outer)
+    row, end = contiguous_lane_range(ctx, outer)
     # maxBR: what the three buffers hold, and no more than one run or this lane's rows need.
     max_rows = min(buf_b // out_inner_b, buf_b // (row_words * 4), (slot_b - bb) // inner_b, run, end - row)
     if max_rows <= 0:
@@ -237,7 +232,7 @@ def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
     bb = ctx.block_bytes
     big_write = out_inner_b % bb == 0  # canBigWrite: rounding up stays inside the row
-    row, end = _lane_range(ctx, outer)
+    row, end = contiguous_lane_range(ctx, outer)
     prev_src = -1
     while row < end:
         src_b = src_offset(t, row) * eb

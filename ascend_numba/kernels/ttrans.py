@@ -10,8 +10,8 @@ import numpy as np
 from ._jit import jit
 from .launch import kernel
 from .primitives import (
-    ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, alloc_buffer, count_event, data_copy,
-    data_copy_pad, duplicate, lane_error, trace_work,
+    ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, alloc_buffer, contiguous_lane_range, count_event,
+    data_copy, data_copy_pad, duplicate, lane_error, trace_work,
 )
 
 
@@ -78,9 +78,7 @@ def transpose_kernel(ctx, x, y, t):
     tmp = alloc_buffer(ctx, t.tmpElems, x.dtype)
     tiles = t.rowTiles * t.colTiles
     total = t.outerCount * t.innerCount * tiles
-    per = (total + ctx.block_num - 1) // ctx.block_num
-    task = min(ctx.block_idx * per, total)
-    end = min(task + per, total)
+    task, end = contiguous_lane_range(ctx, total)
     while task < end:
         block, tile = task // tiles, task % tiles
         outer, inner = block // t.innerCount, block % t.innerCount
@@ -115,9 +113,7 @@ def fractal_z_kernel(ctx, x, y, t):
     row = t.nPadded * t.c0                    # elements of one dst row (all n for one k)
     out = alloc_buffer(ctx, t.kChunk * row, x.dtype)
     total = t.groups * t.kChunks
-    per = (total + ctx.block_num - 1) // ctx.block_num
-    task = min(ctx.block_idx * per, total)
-    end = min(task + per, total)
+    task, end = contiguous_lane_range(ctx, total)
     blocks_per_row = t.nPadded * t.c0 * itemsize // bb
     while task < end:
         g, chunk = task // t.kChunks, task % t.kChunks
@@ -145,9 +141,7 @@ def fractal_z_3d_kernel(ctx, x, y, t):
     plane = alloc_buffer(ctx, t.c0 * t.hwChunk, x.dtype)
     tmp = alloc_buffer(ctx, t.tmpElems, x.dtype)
     total = t.d * t.c1 * t.hwChunks
-    per = (total + ctx.block_num - 1) // ctx.block_num
-    task = min(ctx.block_idx * per, total)
-    end = min(task + per, total)
+    task, end = contiguous_lane_range(ctx, total)
     while task < end:
         d = task // (t.c1 * t.hwChunks)
         c1 = (task // t.hwChunks) % t.c1
