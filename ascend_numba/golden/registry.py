@@ -165,7 +165,7 @@ def _convert_run(inputs, attrs):
 
 
 def _convert_reference(inputs, attrs):
-    x, src, dst = inputs["x"], attrs["src"], attrs["dst"]
+    x, dst = inputs["x"], attrs["dst"]
     c0 = attrs["c0"] or 32 // x.itemsize
     if dst in ("NC1HWC0", "GNC1HWC0"):
         return {"y": ttrans_ref.nchw_to_nc1hwc0(x, c0)}
