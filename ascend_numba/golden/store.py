@@ -9,11 +9,13 @@ Layout per case (raw little-endian, as CANN ``gen_data.py`` scripts write)::
 
 A case is assembled in a hidden temporary directory and renamed into place, so
 an interrupted run never leaves a case that looks complete.  The cache keeps
-outputs under a key of (op, attributes, dtype, the inputs' sha256, library version).
+outputs under a key of (op, attributes, dtype, the inputs' sha256, library
+version and source hash).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -46,9 +48,20 @@ def output_file(index: int, name: str) -> str:
     return "golden.bin" if index == 0 else f"golden_{name}.bin"
 
 
+@functools.cache
+def library_digest() -> str:
+    """The version and a hash of every source file of the package: a changed kernel is a new library."""
+    h = hashlib.sha256(__version__.encode())
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def cache_key(op: str, attrs: dict, dtype: str, input_hashes: dict[str, str]) -> str:
     blob = json.dumps({"op": op, "attrs": attrs, "dtype": dtype, "inputs": input_hashes,
-                       "version": __version__}, sort_keys=True)
+                       "library": library_digest()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
