@@ -45,9 +45,19 @@ from .primitives import (
     ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, Lane, TracedLane, _address,
 )
 
-__all__ = ["Kernel", "kernel", "KernelError", "as_gm", "MAX_BLOCK_DIM"]
+__all__ = ["Kernel", "kernel", "KernelError", "as_gm", "check_block_dim", "MAX_BLOCK_DIM"]
 
 MAX_BLOCK_DIM = 65535
+
+
+def check_block_dim(block_dim, default: int | None = None) -> int:
+    """``block_dim`` as an int in [1, MAX_BLOCK_DIM] (``default`` when None), else ValueError."""
+    if block_dim is None and default is not None:
+        return default
+    if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) \
+            or not 1 <= block_dim <= MAX_BLOCK_DIM:
+        raise ValueError(f"block_dim must be an int in [1, {MAX_BLOCK_DIM}], got {block_dim!r}")
+    return int(block_dim)
 
 # Device element types with no NumPy arithmetic reach kernels as unsigned ints of their width.
 _RAW_VIEWS = {np.dtype(np.float16): np.uint16, np.dtype(ml_dtypes.bfloat16): np.uint16}
@@ -236,9 +246,7 @@ class Kernel:
         ``trace=True`` a :class:`~ascend_numba.host.trace.LaunchTrace`.
         """
         plat = get_platform(platform)
-        if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) \
-                or not 1 <= block_dim <= MAX_BLOCK_DIM:
-            raise ValueError(f"block_dim must be an int in [1, {MAX_BLOCK_DIM}], got {block_dim!r}")
+        block_dim = check_block_dim(block_dim)
         key_consts = self._key_constants(key)
         tiling_dtype, tiling_bytes = None, _NO_TILING
         if args and is_tiling_class(type(args[-1])):
@@ -246,7 +254,7 @@ class Kernel:
             tiling_bytes = to_array(args[-1])
             args = args[:-1]
         gm_args = tuple(self._gm_arg(a, i) for i, a in enumerate(args))
-        return self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, int(block_dim), plat,
+        return self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, block_dim, plat,
                                     {**key_consts, **(datatype or {})}, trace=trace)
 
     def launch_prepared(self, gm_args: tuple, tiling_bytes: np.ndarray, tiling_dtype: np.dtype | None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.launch import MAX_BLOCK_DIM
+from ..kernels.launch import check_block_dim
 
 __all__ = ["as_input", "check_block_dim", "check_out"]
 
@@ -17,15 +17,6 @@ def as_input(x) -> np.ndarray:
     if arr.dtype.hasobject:
         raise TypeError(f"dtype {arr.dtype} holds Python objects; device tensors hold fixed-size elements")
     return arr
-
-
-def check_block_dim(block_dim, default: int) -> int:
-    if block_dim is None:
-        return default
-    if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) \
-            or not 1 <= block_dim <= MAX_BLOCK_DIM:
-        raise ValueError(f"block_dim must be an int in [1, {MAX_BLOCK_DIM}], got {block_dim!r}")
-    return int(block_dim)
 
 
 def check_out(out, shape: tuple, dtype: np.dtype) -> np.ndarray:

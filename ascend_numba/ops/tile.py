@@ -63,15 +63,10 @@ def _tile_into(src: np.ndarray, multiples: tuple, out: np.ndarray, block_dim: in
             traces += _tile_into(src[i % src.shape[0]], multiples[1:], out[i], block_dim, plat, path, trace)
         return traces
     tiling_dtype = numpy_dtype(type(plan.tiling))
-    launcher = _LAUNCHERS.get((tiling_dtype, trace))
-    if launcher is None:
-        launcher = _LAUNCHERS[(tiling_dtype, trace)] = tile_kernel.launcher({}, tiling_dtype, traced=trace)
+    launcher = tile_kernel.launcher({}, tiling_dtype, traced=trace)
     info = {"path": plan.path, "split_by_mult": plan.split_by_mult, "merged_shape": plan.merged_shape,
             "merged_multiples": plan.merged_multiples} if trace else None
     result = run_launch(launcher, plan.block_dim, plat,
                         (src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8), plan.path_id),
                         plan.tiling_array, trace_name="tile_kernel" if trace else None, trace_info=info)
     return [result] if trace else []
-
-
-_LAUNCHERS: dict = {}

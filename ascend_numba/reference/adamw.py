@@ -9,7 +9,6 @@ rounded once.  Scalars arrive in the tensor dtype; derived scalars are fp32.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 
@@ -63,8 +62,3 @@ def _apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, b
     else:
         raise ValueError(f"unknown variant {variant!r}")
     return tuple(a.astype(dtype) for a in (var_out, m_out, v_out))
-
-
-def bf16(values) -> np.ndarray:
-    """Convenience: an ml_dtypes bfloat16 array."""
-    return np.asarray(values, dtype=ml_dtypes.bfloat16)
