@@ -1,6 +1,6 @@
-"""Exceptions of the host tiling framework, named as PyPTO names them (SPEC §2)."""
+"""Exceptions of the host tiling framework, named as PyPTO names them (SPEC §2), and of a launch."""
 
-__all__ = ["TilingError", "InvalidType", "InvalidArgument", "InvalidVal"]
+__all__ = ["TilingError", "InvalidType", "InvalidArgument", "InvalidVal", "KernelError"]
 
 
 class TilingError(Exception):
@@ -17,3 +17,7 @@ class InvalidArgument(TilingError, ValueError):
 
 class InvalidVal(TilingError, ValueError):
     """A value outside its allowed set or range."""
+
+
+class KernelError(RuntimeError):
+    """A lane failed at run time (for example its UB plan did not fit)."""

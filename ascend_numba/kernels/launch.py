@@ -36,13 +36,17 @@ import numpy as np
 from numba import get_thread_id, njit, prange
 from numba.core.caching import FunctionCache
 
+from ..host.check import CHECK_RULE, CHECK_SLOTS, decode_violation
+from ..host.errors import KernelError
 from ..host.platform import Platform, get_platform
 from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
 from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
 from ._jit import JIT_OPTIONS, jit
-from .primitives import (
-    ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, Lane, TracedLane, _address,
+from .check import REGION_COLS
+from .lane import (
+    ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, CheckedLane, Lane,
+    TracedLane, _address,
 )
 
 __all__ = ["Kernel", "kernel", "KernelError", "as_gm", "check_block_dim", "MAX_BLOCK_DIM"]
@@ -64,10 +68,6 @@ _RAW_VIEWS = {np.dtype(np.float16): np.uint16, np.dtype(ml_dtypes.bfloat16): np.
 for _name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu"):
     if hasattr(ml_dtypes, _name):
         _RAW_VIEWS[np.dtype(getattr(ml_dtypes, _name))] = np.uint8
-
-
-class KernelError(RuntimeError):
-    """A lane failed at run time (for example its UB plan did not fit)."""
 
 
 def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
@@ -126,7 +126,7 @@ def _source_digest(func: Callable) -> str:
     return hashlib.sha256(own + _library_digest().encode()).hexdigest()
 
 
-def _launch_with_tiling(block_dim, ub_pool, block_bytes, state, trace, args, tiling_bytes):
+def _launch_with_tiling(block_dim, ub_pool, block_bytes, state, trace, check, check_info, args, tiling_bytes):
     tiling = tiling_bytes.view(TILING_DTYPE)  # noqa: F821 - injected per specialization
     threads = ub_pool.shape[0]
     per_thread = (block_dim + threads - 1) // threads
@@ -137,7 +137,7 @@ def _launch_with_tiling(block_dim, ub_pool, block_bytes, state, trace, args, til
             LANE_BODY(ctx, *args, tiling[0])  # noqa: F821 - injected per specialization
 
 
-def _launch_without_tiling(block_dim, ub_pool, block_bytes, state, trace, args, tiling_bytes):
+def _launch_without_tiling(block_dim, ub_pool, block_bytes, state, trace, check, check_info, args, tiling_bytes):
     threads = ub_pool.shape[0]
     per_thread = (block_dim + threads - 1) // threads
     for k in prange(per_thread * threads):
@@ -145,6 +145,28 @@ def _launch_without_tiling(block_dim, ub_pool, block_bytes, state, trace, args, 
         if i < block_dim:
             ctx = MAKE_LANE(i, block_dim, ub_pool[get_thread_id()], block_bytes, state[i], trace)  # noqa: F821
             LANE_BODY(ctx, *args)  # noqa: F821 - injected per specialization
+
+
+# Checked launches run the lanes one after another on one UB: the owner maps need no atomics,
+# the first violation is always the same one, and the launch stops at the lane that found it.
+
+def _launch_checked_with_tiling(block_dim, ub_pool, block_bytes, state, trace, check, check_info, args,
+                                tiling_bytes):
+    tiling = tiling_bytes.view(TILING_DTYPE)  # noqa: F821 - injected per specialization
+    for i in range(block_dim):
+        ctx = _make_checked_lane(i, block_dim, ub_pool[0], block_bytes, state[i], trace, check, check_info)
+        LANE_BODY(ctx, *args, tiling[0])  # noqa: F821 - injected per specialization
+        if check[i, CHECK_RULE] != 0 or state[i, STATE_ERROR] != 0:
+            break
+
+
+def _launch_checked_without_tiling(block_dim, ub_pool, block_bytes, state, trace, check, check_info, args,
+                                   tiling_bytes):
+    for i in range(block_dim):
+        ctx = _make_checked_lane(i, block_dim, ub_pool[0], block_bytes, state[i], trace, check, check_info)
+        LANE_BODY(ctx, *args)  # noqa: F821 - injected per specialization
+        if check[i, CHECK_RULE] != 0 or state[i, STATE_ERROR] != 0:
+            break
 
 
 @jit(inline="always")
@@ -157,6 +179,17 @@ def _make_traced_lane(i, block_dim, ub, block_bytes, state, trace):
     row = trace[i]
     return TracedLane(i, block_dim, _address(ub), ub.size, block_bytes, _address(state), _address(row),
                       (row.size - TRACE_EVENTS) // 3)
+
+
+@jit
+def _make_checked_lane(i, block_dim, ub, block_bytes, state, trace, check, check_info):
+    # check_info: the UB shadow (written-since-Init flags, reset for each lane) and the GM region table.
+    shadow, regions = check_info
+    shadow[:] = 0
+    row = trace[i]
+    return CheckedLane(i, block_dim, _address(ub), ub.size, block_bytes, _address(state), _address(row),
+                       (row.size - TRACE_EVENTS) // 3, _address(check[i]), _address(shadow), _address(regions),
+                       regions.shape[0])
 
 
 @jit
@@ -193,6 +226,7 @@ class Kernel:
         self.key_schema = tiling_key_schema(tiling_key) if tiling_key is not None else None
         self._launchers: dict[tuple, Any] = {}
         self._digest = _source_digest(func)
+        self.arg_names = tuple(inspect.signature(func).parameters)[1:]  # after ctx
         functools.update_wrapper(self, func)
 
     def __repr__(self) -> str:
@@ -215,26 +249,32 @@ class Kernel:
             raise TypeError(f"{self!r} is bound to {self.key_schema.key_cls.__name__}; pass a key dict")
         return dict(self.key_schema.validate_concrete(key))
 
-    def launcher(self, constants: dict, tiling_dtype: np.dtype | None, traced: bool = False):
+    def launcher(self, constants: dict, tiling_dtype: np.dtype | None, traced: bool = False, checked: bool = False):
         """The compiled launcher for one set of compile-time constants and tiling layout (cached);
-        ``traced`` builds the variant whose lanes record a trace."""
-        cache_key = (tuple(constants.items()), tiling_dtype, traced)
+        ``traced`` builds the variant whose lanes record a trace, ``checked`` the one whose
+        primitives verify every access (and also record a trace)."""
+        mode = "checked" if checked else "traced" if traced else "plain"
+        cache_key = (tuple(constants.items()), tiling_dtype, mode)
         found = self._launchers.get(cache_key)
         if found is not None:
             return found
         layout = None if tiling_dtype is None else (tiling_dtype.descr, tiling_dtype.itemsize)
-        tag = f"{self._digest}|{cache_key[0]!r}|{layout!r}|traced={traced}"
+        tag = f"{self._digest}|{cache_key[0]!r}|{layout!r}|{mode}"
         body = _specialized_jit(self.py_func, constants, tag, cache=True)
-        template = _launch_without_tiling if tiling_dtype is None else _launch_with_tiling
         consts = {"LANE_BODY": body, "TILING_DTYPE": tiling_dtype,
                   "MAKE_LANE": _make_traced_lane if traced else _make_lane}
-        launcher = _specialized_jit(template, consts, f"{self.py_func.__module__}.{self.py_func.__qualname__}|{tag}",
-                                    parallel=True, cache=True)
+        name = f"{self.py_func.__module__}.{self.py_func.__qualname__}|{tag}"
+        if checked:
+            template = _launch_checked_without_tiling if tiling_dtype is None else _launch_checked_with_tiling
+            launcher = _specialized_jit(template, consts, name, cache=True)
+        else:
+            template = _launch_without_tiling if tiling_dtype is None else _launch_with_tiling
+            launcher = _specialized_jit(template, consts, name, parallel=True, cache=True)
         self._launchers[cache_key] = launcher
         return launcher
 
     def launch(self, *args, block_dim: int, key: dict | None = None, datatype: dict | None = None,
-               platform: "str | Platform" = "A2", trace: bool = False):
+               platform: "str | Platform" = "A2", trace: bool = False, checked: bool = False):
         """Run the kernel on ``block_dim`` lanes.  A trailing TilingData instance is the tiling.
 
         Arrays become flat GM tensors (C-contiguous required); scalars pass as
@@ -244,6 +284,11 @@ class Kernel:
         argument, and KernelError if a lane fails at run time.  Returns the lanes'
         state rows (``[:, STATE_UB_TOP]`` is each lane's UB allocation), or with
         ``trace=True`` a :class:`~ascend_numba.host.trace.LaunchTrace`.
+
+        ``checked=True`` runs the lanes one by one with every primitive verified
+        and raises :class:`~ascend_numba.host.check.KernelCheckError` (naming the
+        lane, primitive, rule and offsets) at the first violation, leaving the
+        array arguments as they were.
         """
         plat = get_platform(platform)
         block_dim = check_block_dim(block_dim)
@@ -255,17 +300,18 @@ class Kernel:
             args = args[:-1]
         gm_args = tuple(self._gm_arg(a, i) for i, a in enumerate(args))
         return self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, block_dim, plat,
-                                    {**key_consts, **(datatype or {})}, trace=trace)
+                                    {**key_consts, **(datatype or {})}, trace=trace, checked=checked)
 
     def launch_prepared(self, gm_args: tuple, tiling_bytes: np.ndarray, tiling_dtype: np.dtype | None,
                         block_dim: int, platform: Platform, constants: dict | None = None, *,
-                        trace: bool = False):
+                        trace: bool = False, checked: bool = False, trace_info: dict | None = None):
         """Launch with arguments an op has already validated: flat GM arrays, serialized tiling,
         compile-time constants (key fields and datatype).  Returns the lanes' state rows, or a
-        LaunchTrace with ``trace=True``."""
-        launcher = self.launcher(constants or {}, tiling_dtype, traced=trace)
-        name = f"{self.py_func.__module__}.{self.py_func.__qualname__}"
-        return run_launch(launcher, block_dim, platform, gm_args, tiling_bytes, trace_name=name if trace else None)
+        LaunchTrace (with ``trace_info`` in it) when ``trace=True``."""
+        launcher = self.launcher(constants or {}, tiling_dtype, traced=trace, checked=checked)
+        return run_launch(launcher, block_dim, platform, gm_args, tiling_bytes,
+                          trace_name=self.py_func.__name__ if trace else None, trace_info=trace_info,
+                          checked=checked, arg_names=self.arg_names)
 
     @staticmethod
     def _gm_arg(value, index: int):
@@ -280,26 +326,98 @@ TRACE_CAPACITY = 4096  # events logged per lane; later ones are counted, not log
 
 
 def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, tiling_bytes: np.ndarray, *,
-               trace_name: str | None = None, trace_info: dict | None = None):
+               trace_name: str | None = None, trace_info: dict | None = None, checked: bool = False,
+               arg_names: tuple = ()):
     """Execute a compiled launcher; raise KernelError for the first failing lane, else return the
-    state rows -- or, for a traced launcher (``trace_name`` given), a LaunchTrace."""
+    state rows -- or, for a traced launcher (``trace_name`` given), a LaunchTrace.  A checked
+    launcher (``checked=True``) runs on private copies of the arrays, copied back only when no
+    lane broke a rule (else KernelCheckError)."""
     state = np.zeros((block_dim, LANE_STATE_SLOTS), np.int64)
-    trace = np.zeros((block_dim, trace_row_length(TRACE_CAPACITY)) if trace_name else (1, 1), np.int64)
-    launcher(block_dim, _UB_POOL.get(platform.ub_size), platform.block_bytes, state, trace, gm_args, tiling_bytes)
-    errors = state[:, STATE_ERROR]
-    if errors.any():
-        lane = int(np.argmax(errors != 0))
-        if state[lane, STATE_ERROR] == ERR_UB_CAPACITY:
-            raise KernelError(
-                f"lane {lane}: UB allocation of {state[lane, STATE_ERROR_DETAIL]} bytes exceeds "
-                f"ub_size {platform.ub_size} ({platform.name})")
-        if state[lane, STATE_ERROR] == ERR_TMP_TOO_SMALL:
-            raise KernelError(f"lane {lane}: TTRANS temporary tile too small, it needs "
-                              f"{state[lane, STATE_ERROR_DETAIL]} elements")
-        raise KernelError(f"lane {lane}: error code {state[lane, STATE_ERROR]}")
+    capacity = TRACE_CAPACITY if trace_name else 0
+    trace = np.zeros((block_dim, trace_row_length(capacity)) if trace_name or checked else (1, 1), np.int64)
+    ub_pool = _UB_POOL.get(platform.ub_size)
+    if checked:
+        run_args, copies = _private_copies(gm_args)
+        check = np.zeros((block_dim, CHECK_SLOTS), np.int64)
+        regions, owners, names = _gm_regions(run_args, arg_names, platform.block_bytes)
+        check_info = (np.zeros(platform.ub_size, np.uint8), regions)
+        launcher(block_dim, ub_pool, platform.block_bytes, state, trace, check, check_info, run_args, tiling_bytes)
+        failed = np.flatnonzero(check[:, CHECK_RULE])
+        if failed.size:
+            raise decode_violation(int(failed[0]), check[failed[0]], platform.ub_size, names)
+    else:
+        launcher(block_dim, ub_pool, platform.block_bytes, state, trace, _NO_CHECK, _NO_CHECK_INFO, gm_args,
+                 tiling_bytes)
+    _raise_lane_error(state, platform)
+    if checked:
+        for original, copy in copies:
+            np.copyto(original.view(np.uint8), copy)
     if trace_name:
         return LaunchTrace(trace_name, platform, trace, state, dict(trace_info or {}))
     return state
+
+
+_NO_CHECK = np.zeros((1, CHECK_SLOTS), np.int64)
+_NO_CHECK_INFO = (np.zeros(1, np.uint8), np.zeros((0, REGION_COLS), np.int64))
+
+
+def _raise_lane_error(state: np.ndarray, platform: Platform):
+    errors = state[:, STATE_ERROR]
+    if not errors.any():
+        return
+    lane = int(np.argmax(errors != 0))
+    if state[lane, STATE_ERROR] == ERR_UB_CAPACITY:
+        raise KernelError(
+            f"lane {lane}: UB allocation of {state[lane, STATE_ERROR_DETAIL]} bytes exceeds "
+            f"ub_size {platform.ub_size} ({platform.name})")
+    if state[lane, STATE_ERROR] == ERR_TMP_TOO_SMALL:
+        raise KernelError(f"lane {lane}: TTRANS temporary tile too small, it needs "
+                          f"{state[lane, STATE_ERROR_DETAIL]} elements")
+    raise KernelError(f"lane {lane}: error code {state[lane, STATE_ERROR]}")
+
+
+def _private_copies(gm_args: tuple) -> tuple[tuple, list]:
+    """The arguments with every array replaced by a private copy, and the (original, copy) pairs
+    to copy back.  An array inside another (a view of part of it) becomes the same view of the
+    other's copy; arrays that overlap only in part run in place."""
+    arrays = sorted((a for a in gm_args if isinstance(a, np.ndarray)), key=lambda a: (_span(a)[0], -a.nbytes))
+    outers = []  # (start, end, original, copy as bytes)
+    for a in arrays:
+        start, end = _span(a)
+        if outers and start < outers[-1][1]:
+            if end > outers[-1][1]:
+                return gm_args, []
+            continue
+        outers.append((start, end, a, a.view(np.uint8).copy()))
+    run_args = []
+    for a in gm_args:
+        if isinstance(a, np.ndarray):
+            start, end = _span(a)
+            o_start, _, _, copy = next(o for o in reversed(outers) if o[0] <= start and end <= o[1])
+            a = copy[start - o_start:end - o_start].view(a.dtype)
+        run_args.append(a)
+    return tuple(run_args), [(original, copy) for _, _, original, copy in outers]
+
+
+def _span(a: np.ndarray) -> tuple[int, int]:
+    start = a.__array_interface__["data"][0]
+    return start, start + a.nbytes
+
+
+def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int):
+    """The region table of the array arguments (address, bytes, owner map, bytes with padding),
+    the owner maps (kept alive by the caller) and each region's name for messages."""
+    rows, owners, names = [], [], []
+    for i, a in enumerate(args):
+        if not isinstance(a, np.ndarray):
+            continue
+        owner = np.zeros(a.nbytes, np.uint16)  # calloc: pages of arguments never written stay unmapped
+        owners.append(owner)
+        padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes  # see host.check: GM padding
+        rows.append((_span(a)[0], a.nbytes, _span(owner)[0], padded))
+        names.append(f"{arg_names[i]} (argument {i})" if i < len(arg_names) else f"argument {i}")
+    regions = np.array(rows, np.int64).reshape(-1, REGION_COLS)
+    return regions, owners, names
 
 
 def kernel(func: Callable | None = None, *, tiling_key: type | None = None):

@@ -13,10 +13,10 @@ really have, so a bad offset can never write outside an array (GM padding is
 virtual: reads past a tensor's end leave the destination bytes as they were,
 writes past it are dropped).
 
-Tracing dispatches on the type of ``ctx``: with a :class:`TracedLane` the copy
-primitives also count calls and bytes per direction and log events; with a
-plain :class:`Lane` the hooks compile to nothing.  A checked mode (not built
-yet) would hang off the same seam.
+Tracing and checking dispatch on the type of ``ctx``: with a :class:`TracedLane`
+the copy primitives also count calls and bytes per direction and log events;
+with a :class:`CheckedLane` every primitive is verified first (:mod:`.check`);
+with a plain :class:`Lane` the hooks compile to nothing.
 
 Half types: uint16 tiles are fp16 in vector arithmetic (each op computed in
 fp32 and rounded to fp16, which is exact IEEE fp16 for + - * / sqrt); bf16 has
@@ -24,8 +24,6 @@ no vector arithmetic here, as on the device: cast it to fp32 first.
 """
 
 from __future__ import annotations
-
-import collections
 
 import numpy as np
 from llvmlite import ir
@@ -38,11 +36,22 @@ from ..host.trace import (
     DIR_IN, DIR_LOCAL, DIR_OUT, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER, TRACE_BYTES_IN,
     TRACE_CALLS_IN, TRACE_COUNTERS, TRACE_EVENT_COUNT, TRACE_EVENTS, TRACE_WORK,
 )
+from ..host.check import (
+    PRIM_ADD, PRIM_ADDS, PRIM_CAST, PRIM_DATA_COPY, PRIM_DATA_COPY_PAD, PRIM_DIV, PRIM_DUPLICATE, PRIM_MAX,
+    PRIM_MUL, PRIM_MULS, PRIM_SQRT, PRIM_SUB,
+)
 from ._jit import JIT_OPTIONS, jit
+from .check import (
+    NO_OPERAND, check_alloc_failed, check_gather, check_set_value, check_transfer, check_vector,
+)
 from .half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
+from .lane import (
+    ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, STATE_TTRANS_SCALAR,
+    STATE_TTRANS_VECTOR, STATE_UB_TOP, CheckedLane, Lane, TracedLane, _address, _load_i64, _store_i64, _voidptr,
+)
 
 __all__ = [
-    "Lane", "TracedLane", "trace_work", "TRACE_COUNTERS", "TRACE_EVENT_COUNT", "TRACE_EVENTS", "LANE_STATE_SLOTS",
+    "Lane", "TracedLane", "CheckedLane", "set_value", "trace_work", "TRACE_COUNTERS", "TRACE_EVENT_COUNT", "TRACE_EVENTS", "LANE_STATE_SLOTS",
     "STATE_UB_TOP", "STATE_ERROR", "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR",
     "STATE_TTRANS_SCALAR", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL", "lane_error", "count_event",
     "contiguous_lane_range", "big_small_lane_range",
@@ -51,57 +60,6 @@ __all__ = [
     "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
     "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16",
 ]
-
-Lane = collections.namedtuple("Lane", ["block_idx", "block_num", "ub_addr", "ub_size", "block_bytes", "state_addr"])
-Lane.__doc__ = """One simulated core: its index, the core count, the address and size of its UB bytes,
-the DMA block size, and the address of its state row (UB allocation top and the first error,
-read by the host after the launch).
-
-Only scalars: passing the context to a primitive costs nothing.  (A context holding arrays
-would make every call bump their shared reference counts, atomically, from every thread.)"""
-
-TracedLane = collections.namedtuple("TracedLane", Lane._fields + ("trace_addr", "trace_capacity"))
-TracedLane.__doc__ = """A Lane whose primitives also record counters and events in its trace row (trace=True)."""
-
-LANE_STATE_SLOTS = 8
-STATE_UB_TOP, STATE_ERROR, STATE_ERROR_DETAIL = 0, 1, 2
-STATE_TTRANS_VECTOR, STATE_TTRANS_SCALAR = 3, 4  # tiles each TTRANS path transposed
-ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL = 1, 2
-
-
-@intrinsic
-def _voidptr(typingctx, addr):
-    """An integer address as a ``void*`` (for ``numba.carray`` views of UB bytes)."""
-    if not isinstance(addr, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
-
-    return types.voidptr(addr), codegen
-
-
-@intrinsic
-def _load_i64(typingctx, addr, index):
-    """``((int64*)addr)[index]``: the lane's state row."""
-    def codegen(context, builder, signature, args):
-        ptr = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
-        return builder.load(builder.gep(ptr, [args[1]]))
-
-    return types.int64(addr, index), codegen
-
-
-@intrinsic
-def _store_i64(typingctx, addr, index, value):
-    """``((int64*)addr)[index] = value``."""
-    def codegen(context, builder, signature, args):
-        ptr = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
-        value = context.cast(builder, args[2], signature.args[2], types.int64)
-        builder.store(value, builder.gep(ptr, [args[1]]))
-        return context.get_dummy_value()
-
-    return types.void(addr, index, value), codegen
-
 
 @intrinsic
 def _memmove(typingctx, dst, dst_byte, src, src_byte, nbytes):
@@ -160,19 +118,6 @@ def _copy_bytes(dst, dst_byte, src, src_byte, nbytes):
         _copy_short(dst, dst_byte, src, src_byte, n)
 
 
-@intrinsic
-def _address(typingctx, arr):
-    """The address of an array's first element (``arr.ctypes.data`` without building a ctypes object)."""
-    if not isinstance(arr, types.Array):
-        return None
-
-    def codegen(context, builder, signature, args):
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        return builder.ptrtoint(data, ir.IntType(64))
-
-    return types.uint64(arr), codegen
-
-
 @jit(inline="always")
 def in_ub(ctx, tensor):
     """True when ``tensor`` is a view of this lane's UB (a local tensor), False for GM."""
@@ -190,7 +135,7 @@ def trace_work(ctx, items):
 
 
 def _is_traced(ctx_type) -> bool:
-    return isinstance(ctx_type, types.NamedTuple) and ctx_type.instance_class is TracedLane
+    return isinstance(ctx_type, types.NamedTuple) and ctx_type.instance_class in (TracedLane, CheckedLane)
 
 
 # Hooks take scalars only: an array argument would cost reference counting on every call.
@@ -276,6 +221,7 @@ def alloc_buffer(ctx, count, dtype):
     top = _load_i64(ctx.state_addr, STATE_UB_TOP)
     end = top + (nbytes + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes
     if count < 0 or end > ctx.ub_size:
+        check_alloc_failed(ctx, end)
         lane_error(ctx, ERR_UB_CAPACITY, end)
         return carray(_voidptr(ctx.ub_addr), 0, dtype)
     _store_i64(ctx.state_addr, STATE_UB_TOP, end)
@@ -295,7 +241,10 @@ def data_copy(ctx, dst, dst_off, src, src_off, count):
     The device requires ``count * sizeof`` to be a multiple of the 32-byte block
     (checked mode verifies it).
     """
-    _trace_copy(ctx, EVENT_DATA_COPY, _direction(ctx, dst, src), count * src.itemsize)
+    n = count * src.itemsize
+    check_transfer(ctx, PRIM_DATA_COPY, _address(dst), dst.nbytes, dst_off * dst.itemsize, _address(src), src.nbytes,
+                   src_off * src.itemsize, 1, n, n, n)
+    _trace_copy(ctx, EVENT_DATA_COPY, _direction(ctx, dst, src), n)
     _copy_bytes(dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
 
 
@@ -315,12 +264,14 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
     blocks: in bytes on the GM side, in 32-byte blocks on the UB side, where each
     block starts on a block boundary.
     """
-    _trace_copy(ctx, EVENT_DATA_COPY_PAD, _direction(ctx, dst, src), block_count * block_len)
     bb = ctx.block_bytes
     src_pitch = _pitch(in_ub(ctx, src), block_len, src_stride, bb)
     dst_pitch = _pitch(in_ub(ctx, dst), block_len, dst_stride, bb)
     s = src_off * src.itemsize
     d = dst_off * dst.itemsize
+    check_transfer(ctx, PRIM_DATA_COPY_PAD, _address(dst), dst.nbytes, d, _address(src), src.nbytes, s, block_count,
+                   block_len, src_pitch, dst_pitch)
+    _trace_copy(ctx, EVENT_DATA_COPY_PAD, _direction(ctx, dst, src), block_count * block_len)
     if src_pitch == block_len and dst_pitch == block_len:  # gapless on both sides: one copy
         _copy_bytes(dst, d, src, s, block_count * block_len)
         return
@@ -337,11 +288,13 @@ def gather(ctx, dst, src, offsets_bytes, base, count):
     Indices outside ``src`` are skipped.  The range is checked once over the
     whole offset table, so the element loop is a plain indexed copy.
     """
+    itemsize = src.itemsize
+    check_gather(ctx, _address(dst), dst.nbytes, _address(src), src.nbytes, _address(offsets_bytes),
+                 offsets_bytes.nbytes, itemsize, base, count)
     n = min(count, dst.size, offsets_bytes.size)
     if n <= 0:
         return
-    _trace_copy(ctx, EVENT_GATHER, DIR_LOCAL, n * src.itemsize)
-    itemsize = src.itemsize
+    _trace_copy(ctx, EVENT_GATHER, DIR_LOCAL, n * itemsize)
     shift = 0
     while (1 << shift) < itemsize:
         shift += 1
@@ -405,9 +358,31 @@ def _ov_vscalar(tensor, value):
     return lambda tensor, value: dtype(value)
 
 
+@jit(inline="always")
+def _check_unary(ctx, prim, dst, src, count):
+    check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(src), src.nbytes,
+                 count * src.itemsize, 0, 0, NO_OPERAND)
+
+
+@jit(inline="always")
+def _check_binary(ctx, prim, dst, a, b, count):
+    check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(a), a.nbytes,
+                 count * a.itemsize, _address(b), b.nbytes, count * b.itemsize)
+
+
+@jit
+def set_value(ctx, tensor, index, value):
+    """SetValue: ``tensor[index] = value`` on a UB tensor, from the scalar unit."""
+    check_set_value(ctx, _address(tensor), tensor.nbytes, index, tensor.itemsize)
+    if 0 <= index < tensor.size:
+        tensor[index] = value
+
+
 @jit
 def duplicate(ctx, dst, value, count):
     """Duplicate: fill ``dst[:count]`` with a scalar."""
+    check_vector(ctx, PRIM_DUPLICATE, _address(dst), dst.nbytes, count * dst.itemsize, 0, 0, NO_OPERAND, 0, 0,
+                 NO_OPERAND)
     v = _vscalar(dst, value)
     for i in range(min(count, dst.size)):
         _vstore(dst, i, v)
@@ -479,54 +454,63 @@ def _sqrt(x, _unused):
 @jit
 def adds(ctx, dst, src, scalar, count):
     """Adds: ``dst = src + scalar``."""
+    _check_unary(ctx, PRIM_ADDS, dst, src, count)
     _unary(dst, src, _vscalar(dst, scalar), count, _add)
 
 
 @jit
 def muls(ctx, dst, src, scalar, count):
     """Muls: ``dst = src * scalar``."""
+    _check_unary(ctx, PRIM_MULS, dst, src, count)
     _unary(dst, src, _vscalar(dst, scalar), count, _mul)
 
 
 @jit
 def add(ctx, dst, a, b, count):
     """Add: ``dst = a + b``."""
+    _check_binary(ctx, PRIM_ADD, dst, a, b, count)
     _binary(dst, a, b, count, _add)
 
 
 @jit
 def sub(ctx, dst, a, b, count):
     """Sub: ``dst = a - b``."""
+    _check_binary(ctx, PRIM_SUB, dst, a, b, count)
     _binary(dst, a, b, count, _sub)
 
 
 @jit
 def mul(ctx, dst, a, b, count):
     """Mul: ``dst = a * b``."""
+    _check_binary(ctx, PRIM_MUL, dst, a, b, count)
     _binary(dst, a, b, count, _mul)
 
 
 @jit
 def div(ctx, dst, a, b, count):
     """Div: ``dst = a / b`` (IEEE division, no fast reciprocal)."""
+    _check_binary(ctx, PRIM_DIV, dst, a, b, count)
     _binary(dst, a, b, count, _div)
 
 
 @jit
 def vmax(ctx, dst, a, b, count):
     """Max: ``dst = max(a, b)``, NaN-propagating like ``numpy.maximum``."""
+    _check_binary(ctx, PRIM_MAX, dst, a, b, count)
     _binary(dst, a, b, count, _max)
 
 
 @jit
 def vsqrt(ctx, dst, src, count):
     """Sqrt: ``dst = sqrt(src)`` (correctly rounded)."""
+    _check_unary(ctx, PRIM_SQRT, dst, src, count)
     _unary(dst, src, 0, count, _sqrt)
 
 
 @jit
 def cast_f16_to_f32(ctx, dst, src, count):
     """Cast fp16 (uint16 bits) to fp32, exact."""
+    _check_unary(ctx, PRIM_CAST, dst, src, count)
     for i in range(min(count, dst.size, src.size)):
         dst[i] = f16_to_f32(src[i])
 
@@ -534,6 +518,7 @@ def cast_f16_to_f32(ctx, dst, src, count):
 @jit
 def cast_f32_to_f16(ctx, dst, src, count):
     """Cast fp32 to fp16 bits with round-to-nearest-even (CAST_RINT)."""
+    _check_unary(ctx, PRIM_CAST, dst, src, count)
     for i in range(min(count, dst.size, src.size)):
         dst[i] = f32_to_f16(src[i])
 
@@ -541,6 +526,7 @@ def cast_f32_to_f16(ctx, dst, src, count):
 @jit
 def cast_bf16_to_f32(ctx, dst, src, count):
     """Cast bf16 (uint16 bits) to fp32, exact."""
+    _check_unary(ctx, PRIM_CAST, dst, src, count)
     for i in range(min(count, dst.size, src.size)):
         dst[i] = bf16_to_f32(src[i])
 
@@ -548,5 +534,6 @@ def cast_bf16_to_f32(ctx, dst, src, count):
 @jit
 def cast_f32_to_bf16(ctx, dst, src, count):
     """Cast fp32 to bf16 bits with round-to-nearest-even (CAST_RINT)."""
+    _check_unary(ctx, PRIM_CAST, dst, src, count)
     for i in range(min(count, dst.size, src.size)):
         dst[i] = f32_to_bf16(src[i])

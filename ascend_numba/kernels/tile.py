@@ -27,7 +27,7 @@ import numpy as np
 from ._jit import jit
 from .launch import kernel
 from .primitives import (
-    adds, alloc_buffer, contiguous_lane_range, data_copy, data_copy_pad, gather, trace_work,
+    adds, alloc_buffer, contiguous_lane_range, data_copy, data_copy_pad, gather, set_value, trace_work,
 )
 
 SPLIT_MULT, DOUBLING, BUILD, GATHER, PER_ROW = 1, 2, 3, 4, 5
@@ -206,7 +206,7 @@ def _process_gather(ctx, x, y, t, geometry, in_q, out_q, tmp, buf_b):
     for j in range(first * row_words):
         r, w = j // row_words, j % row_words
         e, part = w // per_elem, w % per_elem
-        table[j] = r * inner_b + (e % inner) * eb + part * word
+        set_value(ctx, table, j, r * inner_b + (e % inner) * eb + part * word)
     built = first
     while built < max_rows:
         n = min(built, max_rows - built) // unit * unit

@@ -9,9 +9,11 @@ import numpy as np
 
 from ._jit import jit
 from .launch import kernel
+from .check import check_ttrans
+from .lane import _address
 from .primitives import (
-    ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, alloc_buffer, contiguous_lane_range, count_event,
-    data_copy, data_copy_pad, duplicate, lane_error, trace_work,
+    ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, _copy_bytes, alloc_buffer, contiguous_lane_range,
+    count_event, data_copy, data_copy_pad, duplicate, lane_error, trace_work,
 )
 
 
@@ -31,6 +33,8 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
     give the same bytes; the lane counts which one ran.
     """
     itemsize = src.itemsize
+    check_ttrans(ctx, _address(dst), dst.nbytes, dst_stride, _address(src), src.nbytes, src_stride, _address(tmp),
+                 itemsize, rows, cols)
     rs = 32 if itemsize == 1 else 16
     epb = ctx.block_bytes // itemsize
     if dst_stride % rs == 0 and src_stride % epb == 0 and src_stride // epb <= 255:
@@ -40,11 +44,12 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
             return
         count_event(ctx, STATE_TTRANS_VECTOR)
         _blocked_transpose(tmp, np.uint64(tmp_stride), src, np.uint64(src_stride), rows, cols, rs)
+        # tmp -> dst inside the instruction: no DataCopy of its own.
         if rows == tmp_stride and dst_stride == tmp_stride:  # rows fill both pitches: one copy
-            data_copy(ctx, dst, 0, tmp, 0, cols * rows)
+            _copy_bytes(dst, 0, tmp, 0, cols * rows * itemsize)
         else:
             for j in range(cols):
-                data_copy(ctx, dst, j * dst_stride, tmp, j * tmp_stride, rows)
+                _copy_bytes(dst, j * dst_stride * itemsize, tmp, j * tmp_stride * itemsize, rows * itemsize)
     else:
         count_event(ctx, STATE_TTRANS_SCALAR)
         ds = np.uint64(dst_stride)

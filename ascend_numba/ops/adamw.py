@@ -70,7 +70,8 @@ def check_adamw_args(tensors: dict, scalars: dict, max_grad_norm, amsgrad: bool,
 
 def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon, grad,
                 max_grad_norm=None, *, amsgrad: bool = False, maximize: bool = False, variant: str = "seed",
-                inplace: bool = True, block_dim: int | None = None, platform="A2", trace: bool = False):
+                inplace: bool = True, block_dim: int | None = None, platform="A2", trace: bool = False,
+                checked: bool = False):
     """One ApplyAdamW step; returns ``(var, m, v)``.
 
     ``beta1_power``/``beta2_power`` are beta**(t-1): the op multiplies by beta
@@ -79,7 +80,8 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     were.  ``max_grad_norm`` is read (amsgrad), never written.  Dtypes
     float32, float16, bfloat16, every tensor of var's dtype.  Bad arguments
     raise an AclnnParamError subclass (with the aclnn ``code``) before any
-    array is touched.  ``trace=True`` returns ``((var, m, v), LaunchTrace)``.
+    array is touched.  ``trace=True`` returns ``((var, m, v), LaunchTrace)``; ``checked=True``
+    verifies every primitive (KernelCheckError on a violation, every array unchanged).
     """
     tensors = dict(var=var, m=m, v=v, grad=grad)
     scalars = dict(beta1_power=beta1_power, beta2_power=beta2_power, lr=lr, weight_decay=weight_decay,
@@ -106,7 +108,7 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     result = adamw_kernel.launch_prepared(
         (*inputs, mgn, as_gm(scalar_array, "scalars"), *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v")))),
         plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim, plat, {**plan.key, **datatype},
-        trace=trace)
+        trace=trace, checked=checked)
     if trace:
         result.info.update(dtype=ADAMW_DTYPES[dtype], variant=variant, amsgrad=bool(amsgrad),
                            maximize=bool(maximize), tile=plan.tiling.tileDataNum)

@@ -12,8 +12,9 @@ from ._args import check_block_dim, check_out
 __all__ = ["staged_copy"]
 
 
-def staged_copy(x, *, out=None, block_dim: int | None = None, platform="A2") -> np.ndarray:
-    """Return a copy of ``x`` moved GM -> UB -> GM by ``block_dim`` lanes (default: vector core count)."""
+def staged_copy(x, *, out=None, block_dim: int | None = None, platform="A2", checked: bool = False) -> np.ndarray:
+    """Return a copy of ``x`` moved GM -> UB -> GM by ``block_dim`` lanes (default: vector core count);
+    ``checked=True`` verifies every primitive."""
     plat = get_platform(platform)
     src = np.ascontiguousarray(x)
     block_dim = check_block_dim(block_dim, plat.aiv_num)
@@ -21,5 +22,5 @@ def staged_copy(x, *, out=None, block_dim: int | None = None, platform="A2") -> 
     tiling = plan_copy(src.nbytes, block_dim, plat)
     if src.nbytes:
         _staged_copy_kernel.launch(src.view(np.uint8).reshape(-1), out.view(np.uint8).reshape(-1), tiling,
-                                   block_dim=block_dim, platform=plat)
+                                   block_dim=block_dim, platform=plat, checked=checked)
     return out

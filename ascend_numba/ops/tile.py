@@ -7,7 +7,6 @@ import numpy as np
 from ..host.platform import get_platform
 from ..host.tile_plan import TooManyDims, normalize_repeat_reps, normalize_tile_reps, plan_tile_normalized
 from ..host.tiling import numpy_dtype
-from ..kernels.launch import run_launch
 from ..kernels.tile import tile_kernel
 from ._args import as_input, check_block_dim, check_out
 
@@ -15,44 +14,53 @@ __all__ = ["tile", "repeat"]
 
 
 def tile(x, reps, *, out=None, block_dim: int | None = None, platform="A2", path: str | None = None,
-         trace: bool = False):
+         trace: bool = False, checked: bool = False):
     """``numpy.tile(x, reps)`` computed by the Ascend C Tile kernel's paths on simulated cores.
 
     ``block_dim`` defaults to the platform's AI core count; ``path`` forces one
     of ``split_mult, doubling, build, gather, per_row`` when its structural
     needs hold (else ValueError).  ``out`` receives the result when given.
     ``trace=True`` returns ``(result, LaunchTrace)``: per-lane rows processed,
-    copies and bytes in each direction, UB use, the path.
+    copies and bytes in each direction, UB use, the path.  ``checked=True`` verifies every
+    primitive the kernel runs (KernelCheckError on a violation; ``out`` is then untouched).
     """
     arr = as_input(x)
-    return _tile(arr, normalize_tile_reps(arr.ndim, reps), out, block_dim, platform, path, trace)
+    return _tile(arr, normalize_tile_reps(arr.ndim, reps), out, block_dim, platform, path, trace, checked)
 
 
 def repeat(x, repeats, *, out=None, block_dim: int | None = None, platform="A2",
-           path: str | None = None, trace: bool = False):
+           path: str | None = None, trace: bool = False, checked: bool = False):
     """``torch.Tensor.repeat(*repeats)``: ``len(repeats) >= x.ndim``, x left-padded with 1-dims."""
     arr = as_input(x)
-    return _tile(arr, normalize_repeat_reps(arr.ndim, repeats), out, block_dim, platform, path, trace)
+    return _tile(arr, normalize_repeat_reps(arr.ndim, repeats), out, block_dim, platform, path, trace, checked)
 
 
-def _tile(arr: np.ndarray, multiples: tuple, out, block_dim, platform, path, trace=False):
+def _tile(arr: np.ndarray, multiples: tuple, out, block_dim, platform, path, trace=False, checked=False):
     plat = get_platform(platform)
     block_dim = check_block_dim(block_dim, plat.aic_num)
     padded = (1,) * (len(multiples) - arr.ndim) + arr.shape
-    out = check_out(out, tuple(s * m for s, m in zip(padded, multiples)), arr.dtype)
+    shape = tuple(s * m for s, m in zip(padded, multiples))
+    if checked and out is not None:
+        # Problems past 8 merged dims take several launches: let the caller's out see only a
+        # result every launch of which passed.
+        check_out(out, shape, arr.dtype)
+        result = _tile(arr, multiples, None, block_dim, plat, path, trace, checked)
+        np.copyto(out, result[0] if trace else result)
+        return (out, result[1]) if trace else out
+    out = check_out(out, shape, arr.dtype)
     if out.size == 0:
         return (out, None) if trace else out
     src = np.ascontiguousarray(arr).reshape(padded)
     if np.may_share_memory(src, out):
         src = src.copy()
-    traces = _tile_into(src, multiples, out, block_dim, plat, path, trace)
+    traces = _tile_into(src, multiples, out, block_dim, plat, path, trace, checked)
     if trace:
         return out, traces[0] if len(traces) == 1 else traces
     return out
 
 
 def _tile_into(src: np.ndarray, multiples: tuple, out: np.ndarray, block_dim: int, plat, path,
-               trace: bool) -> list:
+               trace: bool, checked: bool) -> list:
     """Launch the kernel (more than once for problems past 8 merged dims); returns the traces."""
     try:
         plan = plan_tile_normalized(src.shape, multiples, src.itemsize, block_dim, plat, path)
@@ -60,13 +68,12 @@ def _tile_into(src: np.ndarray, multiples: tuple, out: np.ndarray, block_dim: in
         # The kernel takes 8 dims; NumPy takes any rank: peel the outermost output dim on the host.
         traces = []
         for i in range(out.shape[0]):
-            traces += _tile_into(src[i % src.shape[0]], multiples[1:], out[i], block_dim, plat, path, trace)
+            traces += _tile_into(src[i % src.shape[0]], multiples[1:], out[i], block_dim, plat, path, trace,
+                                 checked)
         return traces
-    tiling_dtype = numpy_dtype(type(plan.tiling))
-    launcher = tile_kernel.launcher({}, tiling_dtype, traced=trace)
     info = {"path": plan.path, "split_by_mult": plan.split_by_mult, "merged_shape": plan.merged_shape,
             "merged_multiples": plan.merged_multiples} if trace else None
-    result = run_launch(launcher, plan.block_dim, plat,
-                        (src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8), plan.path_id),
-                        plan.tiling_array, trace_name="tile_kernel" if trace else None, trace_info=info)
+    result = tile_kernel.launch_prepared(
+        (src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8), plan.path_id), plan.tiling_array,
+        numpy_dtype(type(plan.tiling)), plan.block_dim, plat, trace=trace, checked=checked, trace_info=info)
     return [result] if trace else []

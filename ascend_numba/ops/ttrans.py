@@ -11,7 +11,6 @@ from ..host.ttrans_plan import (
     A5_CONVERSIONS, CONVERSIONS, TTransRuleError, check_a5_alignment, check_ttrans_dtype, default_c0,
     plan_fractal_z, plan_fractal_z_3d, plan_transpose_blocks, ttrans_tmp_bytes,
 )
-from ..kernels.launch import run_launch
 from ..kernels.primitives import STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR
 from ..kernels.ttrans import fractal_z_3d_kernel, fractal_z_kernel, transpose_kernel
 from ._args import as_input, check_block_dim, check_out
@@ -21,12 +20,11 @@ __all__ = ["transpose2d", "convert_format", "ttrans_tmp_bytes", "TTransRuleError
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def _launch(kernel, x: np.ndarray, out: np.ndarray, tiling, block_dim: int, plat, trace: bool):
+def _launch(kernel, x: np.ndarray, out: np.ndarray, tiling, block_dim: int, plat, trace: bool, checked: bool):
     """Run on unsigned views of the element width; returns a LaunchTrace when tracing."""
     uint = _UINT[x.itemsize]
-    launcher = kernel.launcher({}, numpy_dtype(type(tiling)), traced=trace)
-    result = run_launch(launcher, block_dim, plat, (x.reshape(-1).view(uint), out.reshape(-1).view(uint)),
-                        to_array(tiling), trace_name=kernel.py_func.__name__ if trace else None)
+    result = kernel.launch_prepared((x.reshape(-1).view(uint), out.reshape(-1).view(uint)), to_array(tiling),
+                                    numpy_dtype(type(tiling)), block_dim, plat, trace=trace, checked=checked)
     if trace:
         result.info.update(vector_tiles=int(result.state[:, STATE_TTRANS_VECTOR].sum()),
                            scalar_tiles=int(result.state[:, STATE_TTRANS_SCALAR].sum()))
@@ -34,10 +32,12 @@ def _launch(kernel, x: np.ndarray, out: np.ndarray, tiling, block_dim: int, plat
     return None
 
 
-def transpose2d(x, *, out=None, block_dim: int | None = None, platform="A2", trace: bool = False):
+def transpose2d(x, *, out=None, block_dim: int | None = None, platform="A2", trace: bool = False,
+                checked: bool = False):
     """``x.T`` as a C-contiguous array (``out`` when given), transposed tile by tile in UB by
     ``block_dim`` lanes (default: the platform's vector core count).  ``trace=True`` returns
-    ``(result, LaunchTrace)``; its info counts the tiles each TTRANS path (vector, scalar) took."""
+    ``(result, LaunchTrace)``; its info counts the tiles each TTRANS path (vector, scalar) took.
+    ``checked=True`` verifies every primitive (KernelCheckError on a violation)."""
     arr = as_input(x)
     if arr.ndim != 2:
         raise ValueError(f"transpose2d takes a 2-D array, got {arr.ndim}-D")
@@ -50,7 +50,7 @@ def transpose2d(x, *, out=None, block_dim: int | None = None, platform="A2", tra
     result = None
     if arr.size:
         tiling = plan_transpose_blocks(1, 1, h, w, h, w, h, 0, 0, w, 0, 0, h, arr.itemsize, plat)
-        result = _launch(transpose_kernel, np.ascontiguousarray(arr), out, tiling, block_dim, plat, trace)
+        result = _launch(transpose_kernel, np.ascontiguousarray(arr), out, tiling, block_dim, plat, trace, checked)
     return (out, result) if trace else out
 
 
@@ -61,14 +61,14 @@ def _shape(arr: np.ndarray, fmt: str, ndim: int) -> tuple:
 
 
 def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16, c: int | None = None,
-                   block_dim: int | None = None, platform="A2", trace: bool = False):
+                   block_dim: int | None = None, platform="A2", trace: bool = False, checked: bool = False):
     """Convert ``x`` from format ``src`` to ``dst`` as TTRANS does, padding with zeros.
 
     Conversions: NCHW->NC1HWC0, NC1HWC0->NCHW, GNCHW->GNC1HWC0, GNC1HWC0->GNCHW,
     NC1HWC0->FRACTAL_Z, GNC1HWC0->FRACTAL_Z, NCDHW->FRACTAL_Z_3D.  ``c0`` defaults
     to 32 / itemsize (4 is allowed for NCHW->NC1HWC0); ``n0`` is N0 of the fractal
     formats; ``c`` crops NC1HWC0->NCHW to ``c`` channels (default C1*C0).
-    ``trace=True`` returns ``(result, LaunchTrace)``.
+    ``trace=True`` returns ``(result, LaunchTrace)``; ``checked=True`` verifies every primitive.
     """
     src, dst = src.upper(), dst.upper()
     if (src, dst) not in CONVERSIONS:
@@ -125,7 +125,7 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
     if arr.size == 0 or out.size == 0:
         empty = np.zeros(out.shape, arr.dtype)
         return (empty, None) if trace else empty
-    result = _launch(kernel, arr, out, tiling, block_dim, plat, trace)
+    result = _launch(kernel, arr, out, tiling, block_dim, plat, trace, checked)
     return (out, result) if trace else out
 
 

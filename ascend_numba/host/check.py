@@ -1,0 +1,93 @@
+"""Checked mode (checked=True): the rules, the per-lane violation record, KernelCheckError (SPEC §8).
+
+A checked launch runs the same kernel with every primitive verified.  The
+first violation of each lane is written to its check row (int64):
+``[rule, primitive, operand, d0, d1, d2, d3, d4]``; the launch stops after the
+first lane with one and raises :class:`KernelCheckError` built from that row.
+The compiled side (``kernels/check.py``) writes rows in this layout.
+
+What "GM padding" means here: the device allocator rounds a tensor up to the
+32-byte block and adds one block (``align_up(nbytes, 32) + 32``), so a DataCopy
+that rounds a tail up to whole blocks stays inside the allocation.  Accesses
+up to that limit are allowed (writes past the tensor's end are dropped);
+beyond it they break the gm-out-of-bounds rule.
+"""
+
+from __future__ import annotations
+
+from .errors import KernelError
+
+__all__ = ["KernelCheckError", "RULES", "PRIMITIVES", "OPERANDS", "CHECK_SLOTS", "decode_violation"]
+
+CHECK_SLOTS = 8
+CHECK_RULE, CHECK_PRIMITIVE, CHECK_OPERAND, CHECK_DETAIL = 0, 1, 2, 3
+
+# Rule codes (index into RULES; 0 = no violation).
+(RULE_GM_BOUNDS, RULE_UB_OUTSIDE_UB, RULE_UB_OUTSIDE_BUFFER, RULE_COPY_COUNT_ALIGN, RULE_UB_ADDRESS_ALIGN,
+ RULE_UB_CAPACITY, RULE_UB_UNINITIALIZED, RULE_GM_WRITE_RACE) = range(1, 9)
+RULES = ("", "gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer", "data-copy-count-unaligned",
+         "ub-address-unaligned", "ub-over-capacity", "ub-uninitialized-read", "gm-write-race")
+
+# Primitive codes (index into PRIMITIVES).
+(PRIM_ALLOC_BUFFER, PRIM_DATA_COPY, PRIM_DATA_COPY_PAD, PRIM_GATHER, PRIM_DUPLICATE, PRIM_ADDS, PRIM_MULS,
+ PRIM_ADD, PRIM_SUB, PRIM_MUL, PRIM_DIV, PRIM_MAX, PRIM_SQRT, PRIM_CAST, PRIM_TTRANS, PRIM_SET_VALUE) = range(1, 17)
+PRIMITIVES = ("", "alloc_buffer", "DataCopy", "DataCopyPad", "Gather", "Duplicate", "Adds", "Muls", "Add", "Sub",
+              "Mul", "Div", "Max", "Sqrt", "Cast", "TTRANS", "SetValue")
+
+OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, OPERAND_TMP = range(4)
+OPERANDS = ("dst", "src", "src1", "tmp")
+
+
+class KernelCheckError(KernelError):
+    """A checked launch found a kernel bug: ``lane``, ``primitive``, ``rule``, ``operand`` and ``details``."""
+
+    def __init__(self, lane: int, primitive: str, rule: str, operand: str, details: dict, text: str):
+        super().__init__(f"lane {lane}, {primitive}: [{rule}] {text}")
+        self.lane, self.primitive, self.rule, self.operand, self.details = lane, primitive, rule, operand, details
+
+
+def _describe(rule: int, operand: str, d: list[int], ub_size: int, names) -> tuple[dict, str]:
+    if rule == RULE_GM_BOUNDS:
+        region, start, end, limit, nbytes = d
+        if region < 0:
+            return {"address": start}, f"{operand} is neither a GM argument nor a UB buffer"
+        return ({"tensor": names[region], "start": start, "end": end, "tensor_bytes": nbytes, "limit": limit},
+                f"{operand} in GM {names[region]}: bytes [{start}, {end}) outside the tensor's {nbytes} bytes "
+                f"plus padding ({limit} bytes)")
+    if rule == RULE_UB_OUTSIDE_UB:
+        start, end = d[0], d[1]
+        if start < 0:
+            return {}, f"{operand} is not a UB tensor (vector and Gather operands live in UB)"
+        return ({"start": start, "end": end, "ub_size": ub_size},
+                f"{operand} UB bytes [{start}, {end}) outside the UB's {ub_size} bytes")
+    if rule == RULE_UB_OUTSIDE_BUFFER:
+        b0, b1, start, end = d[:4]
+        return ({"buffer_start": b0, "buffer_end": b1, "start": start, "end": end},
+                f"{operand} UB bytes [{start}, {end}) outside its buffer [{b0}, {b1})")
+    if rule == RULE_COPY_COUNT_ALIGN:
+        return ({"bytes": d[0], "block_bytes": d[1]},
+                f"DataCopy of {d[0]} bytes is not a multiple of the {d[1]}-byte block (use DataCopyPad)")
+    if rule == RULE_UB_ADDRESS_ALIGN:
+        return ({"ub_offset": d[0], "block_bytes": d[1]},
+                f"{operand} UB address {d[0]} is not a multiple of the {d[1]}-byte block")
+    if rule == RULE_UB_CAPACITY:
+        return ({"requested_end": d[0], "ub_size": d[1]},
+                f"UB allocation up to byte {d[0]} exceeds ub_size {d[1]}")
+    if rule == RULE_UB_UNINITIALIZED:
+        return ({"first_byte": d[0], "start": d[1], "end": d[2]},
+                f"{operand} reads UB bytes [{d[1]}, {d[2]}); byte {d[0]} was never written since Init")
+    if rule == RULE_GM_WRITE_RACE:
+        return ({"tensor": names[d[0]], "byte": d[1], "other_lane": d[2]},
+                f"{operand} in GM {names[d[0]]}: byte {d[1]} was already written by lane {d[2]}")
+    return {}, f"unknown rule code {rule}"
+
+
+def decode_violation(lane: int, row, ub_size: int, names) -> KernelCheckError:
+    """The error for one lane's check row (``row[CHECK_RULE] != 0``); ``names`` names the GM
+    arguments in the order of the region table."""
+    rule = int(row[CHECK_RULE])
+    primitive = PRIMITIVES[int(row[CHECK_PRIMITIVE])] if 0 < row[CHECK_PRIMITIVE] < len(PRIMITIVES) else "?"
+    operand = OPERANDS[int(row[CHECK_OPERAND])]
+    details, text = _describe(rule, operand, [int(v) for v in row[CHECK_DETAIL:]], ub_size, names)
+    name = RULES[rule] if 0 < rule < len(RULES) else f"rule-{rule}"
+    return KernelCheckError(lane, primitive, name, operand, details, text)

@@ -1,0 +1,87 @@
+"""The lane context and raw memory access for compiled code (no arrays in the context).
+
+A lane's context is a namedtuple of scalars: passing it to a primitive costs
+nothing, where a context holding arrays would make every call bump their shared
+reference counts, atomically, from every thread.  Its state, trace and check
+rows and the UB are reached through addresses.  The three context types select
+what the primitives compile to: :class:`Lane` (plain, full speed),
+:class:`TracedLane` (trace=True) and :class:`CheckedLane` (checked=True).
+"""
+
+from __future__ import annotations
+
+import collections
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+__all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR",
+           "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "ERR_UB_CAPACITY",
+           "ERR_TMP_TOO_SMALL"]
+
+Lane = collections.namedtuple("Lane", ["block_idx", "block_num", "ub_addr", "ub_size", "block_bytes", "state_addr"])
+Lane.__doc__ = """One simulated core: its index, the core count, the address and size of its UB bytes,
+the DMA block size, and the address of its state row (UB allocation top and the first error,
+read by the host after the launch)."""
+
+TracedLane = collections.namedtuple("TracedLane", Lane._fields + ("trace_addr", "trace_capacity"))
+TracedLane.__doc__ = """A Lane whose primitives also record counters and events in its trace row (trace=True)."""
+
+CheckedLane = collections.namedtuple("CheckedLane", TracedLane._fields + ("check_addr", "shadow_addr",
+                                                                           "regions_addr", "n_regions"))
+CheckedLane.__doc__ = """A TracedLane whose primitives also verify every access (checked=True): the addresses of
+its check row (first violation), of the UB shadow (one byte per UB byte: written since Init)
+and of the GM region table (address, bytes, owner map, padded bytes of each GM argument)."""
+
+LANE_STATE_SLOTS = 8
+STATE_UB_TOP, STATE_ERROR, STATE_ERROR_DETAIL = 0, 1, 2
+STATE_TTRANS_VECTOR, STATE_TTRANS_SCALAR = 3, 4  # tiles each TTRANS path transposed
+ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL = 1, 2
+
+
+@intrinsic
+def _voidptr(typingctx, addr):
+    """An integer address as a ``void*`` (for ``numba.carray`` views of UB bytes)."""
+    if not isinstance(addr, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+
+    return types.voidptr(addr), codegen
+
+
+@intrinsic
+def _load_i64(typingctx, addr, index):
+    """``((int64*)addr)[index]``: the lane's state row."""
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        return builder.load(builder.gep(ptr, [args[1]]))
+
+    return types.int64(addr, index), codegen
+
+
+@intrinsic
+def _store_i64(typingctx, addr, index, value):
+    """``((int64*)addr)[index] = value``."""
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        value = context.cast(builder, args[2], signature.args[2], types.int64)
+        builder.store(value, builder.gep(ptr, [args[1]]))
+        return context.get_dummy_value()
+
+    return types.void(addr, index, value), codegen
+
+
+@intrinsic
+def _address(typingctx, arr):
+    """The address of an array's first element (``arr.ctypes.data`` without building a ctypes object)."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return builder.ptrtoint(data, ir.IntType(64))
+
+    return types.uint64(arr), codegen
