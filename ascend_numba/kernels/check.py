@@ -7,9 +7,12 @@ primitive runs and records the lane's first violation in its check row (the
 layout and rules are in :mod:`ascend_numba.host.check`).  Hooks take scalars
 (addresses and sizes), never arrays: see :mod:`.lane`.
 
-What is tracked: the UB shadow holds one byte per UB byte, set when a
-primitive writes it (reset at each lane's start); each GM argument has an owner
-map, one uint16 per byte holding ``lane + 1`` of its writer.  Checked launches
+What is tracked: the UB shadow holds one byte per UB byte, set to the lane's
+epoch when a primitive writes it (each lane has a new epoch, so nothing needs
+clearing between lanes); each GM argument has an owner map, one byte per byte
+(uint16 past 254 lanes) holding ``lane + 1`` of its writer, and a backup that
+receives each byte's old value before its first write, so a failed launch can
+put the caller's arrays back as they were.  Checked launches
 run lanes one after another, so the owner test needs no atomics and the first
 violation found is always the same one.
 """
@@ -32,8 +35,8 @@ from .lane import CheckedLane, _load_i64, _store_i64, _voidptr
 __all__ = ["check_transfer", "check_vector", "check_gather", "check_ttrans", "check_set_value",
            "check_alloc_failed", "REGION_COLS", "NO_OPERAND"]
 
-REGION_ADDR, REGION_BYTES, REGION_OWNER, REGION_PADDED = range(4)
-REGION_COLS = 4
+REGION_ADDR, REGION_BYTES, REGION_OWNER, REGION_PADDED, REGION_OWNER_WIDTH, REGION_BACKUP = range(6)
+REGION_COLS = 6
 NO_OPERAND = -1  # the byte count passed for an absent vector operand
 
 
@@ -74,23 +77,26 @@ def _is_ub(ctx, addr):
 @jit
 def _first_unwritten(ctx, start, n):
     """The first UB offset in ``[start, start + n)`` no primitive wrote since Init, or -1."""
-    shadow = carray(_voidptr(ctx.shadow_addr), ctx.ub_size, np.uint8)
-    written = np.uint8(1)
-    for i in range(start, start + n):
-        written &= shadow[i]
-    if written:
+    # A view of exactly the range, indexed from 0: the loop vectorizes.
+    shadow = carray(_voidptr(ctx.shadow_addr + start), n, np.uint8)
+    epoch = np.uint8(ctx.epoch)
+    stale = False
+    for i in range(n):
+        stale |= shadow[i] != epoch
+    if not stale:
         return -1
-    for i in range(start, start + n):
-        if shadow[i] == 0:
-            return i
+    for i in range(n):
+        if shadow[i] != epoch:
+            return start + i
     return -1
 
 
 @jit
 def _mark_written(ctx, start, n):
-    shadow = carray(_voidptr(ctx.shadow_addr), ctx.ub_size, np.uint8)
-    for i in range(start, start + n):
-        shadow[i] = 1
+    shadow = carray(_voidptr(ctx.shadow_addr + start), n, np.uint8)
+    epoch = np.uint8(ctx.epoch)
+    for i in range(n):
+        shadow[i] = epoch
 
 
 @jit
@@ -174,58 +180,74 @@ def _claim(ctx, prim, r, lo, n):
     hi = min(lo + n, nbytes)  # bytes in the padding have no owner
     if hi <= lo:
         return True
-    owner = carray(_voidptr(_region_field(ctx, r, REGION_OWNER)), nbytes, np.uint16)
-    me = np.uint16(ctx.block_idx + 1)
-    others = 0
-    for i in range(lo, hi):
+    width = _region_field(ctx, r, REGION_OWNER_WIDTH)
+    address = _voidptr(_region_field(ctx, r, REGION_OWNER) + lo * width)
+    # Views of exactly the range, indexed from 0: the loops vectorize.
+    if width == 1:
+        return _claim_bytes(ctx, prim, r, carray(address, hi - lo, np.uint8), np.uint8(ctx.block_idx + 1), lo)
+    return _claim_bytes(ctx, prim, r, carray(address, hi - lo, np.uint16), np.uint16(ctx.block_idx + 1), lo)
+
+
+@jit(inline="always")
+def _claim_bytes(ctx, prim, r, owner, me, lo):
+    taken = False
+    for i in range(owner.size):
         o = owner[i]
-        others += (o != 0) & (o != me)
-    if others:
-        for i in range(lo, hi):
+        taken |= (o != 0) & (o != me)
+    if taken:
+        for i in range(owner.size):
             if owner[i] != 0 and owner[i] != me:
-                _violation(ctx, RULE_GM_WRITE_RACE, prim, OPERAND_DST, r, i, owner[i] - 1, 0, 0)
+                _violation(ctx, RULE_GM_WRITE_RACE, prim, OPERAND_DST, r, lo + i, owner[i] - 1, 0, 0)
                 return False
-    for i in range(lo, hi):
+    backup_addr = _region_field(ctx, r, REGION_BACKUP)
+    if backup_addr != 0:
+        data = carray(_voidptr(_region_field(ctx, r, REGION_ADDR) + lo), owner.size, np.uint8)
+        backup = carray(_voidptr(backup_addr + lo), owner.size, np.uint8)
+        for i in range(owner.size):
+            backup[i] = data[i] if owner[i] == 0 else backup[i]
+    for i in range(owner.size):
         owner[i] = me
     return True
 
 
-# ---- one check per primitive ---------------------------------------------------------------------
+# ---- one check per primitive: True when the primitive may run -----------------------------------
+# After a lane's first violation every primitive is skipped, so nothing it does goes unchecked.
 
 @jit
 def _check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbytes, src_byte, block_count,
                     block_len, src_pitch, dst_pitch):
-    if _failed(ctx) or block_count <= 0 or block_len <= 0:
-        return
+    if _failed(ctx):
+        return False
+    if block_count <= 0 or block_len <= 0:
+        return True
     if prim == PRIM_DATA_COPY and block_len % ctx.block_bytes != 0:
         _violation(ctx, RULE_COPY_COUNT_ALIGN, prim, OPERAND_SRC, block_len, ctx.block_bytes, 0, 0, 0)
-        return
+        return False
     src_ext = (block_count - 1) * src_pitch + block_len
     dst_ext = (block_count - 1) * dst_pitch + block_len
     if _is_ub(ctx, src_addr):
         if not (_ub_aligned(ctx, prim, OPERAND_SRC, src_addr, src_byte)
                 and _ub_range_ok(ctx, prim, OPERAND_SRC, src_addr, src_nbytes, src_byte, src_ext)):
-            return
+            return False
         for k in range(block_count):
             if not _ub_read_ok(ctx, prim, OPERAND_SRC, src_addr, src_byte + k * src_pitch, block_len):
-                return
-    else:
-        r, _ = _gm_range(ctx, prim, OPERAND_SRC, src_addr, src_byte, src_ext)
-        if r < 0:
-            return
+                return False
+    elif _gm_range(ctx, prim, OPERAND_SRC, src_addr, src_byte, src_ext)[0] < 0:
+        return False
     if _is_ub(ctx, dst_addr):
         if not (_ub_aligned(ctx, prim, OPERAND_DST, dst_addr, dst_byte)
                 and _ub_range_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, dst_byte, dst_ext)):
-            return
+            return False
         for k in range(block_count):
             _mark_written(ctx, dst_addr - ctx.ub_addr + dst_byte + k * dst_pitch, block_len)
-    else:
-        r, off = _gm_range(ctx, prim, OPERAND_DST, dst_addr, dst_byte, dst_ext)
-        if r < 0:
-            return
-        for k in range(block_count):
-            if not _claim(ctx, prim, r, off + k * dst_pitch, block_len):
-                return
+        return True
+    r, off = _gm_range(ctx, prim, OPERAND_DST, dst_addr, dst_byte, dst_ext)
+    if r < 0:
+        return False
+    for k in range(block_count):
+        if not _claim(ctx, prim, r, off + k * dst_pitch, block_len):
+            return False
+    return True
 
 
 @jit
@@ -236,68 +258,96 @@ def _vector_source_ok(ctx, prim, operand, addr, nbytes, n):
 
 @jit
 def _check_vector(ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a_n, b_addr, b_nbytes, b_n):
-    if _failed(ctx) or dst_n <= 0:
-        return
+    if _failed(ctx):
+        return False
+    if dst_n <= 0:
+        return True
     if a_n != NO_OPERAND and not _vector_source_ok(ctx, prim, OPERAND_SRC, a_addr, a_nbytes, a_n):
-        return
+        return False
     if b_n != NO_OPERAND and not _vector_source_ok(ctx, prim, OPERAND_SRC1, b_addr, b_nbytes, b_n):
-        return
-    if (_is_local_operand(ctx, prim, OPERAND_DST, dst_addr) and _ub_aligned(ctx, prim, OPERAND_DST, dst_addr, 0)
+        return False
+    if not (_is_local_operand(ctx, prim, OPERAND_DST, dst_addr) and _ub_aligned(ctx, prim, OPERAND_DST, dst_addr, 0)
             and _ub_range_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, 0, dst_n)):
-        _mark_written(ctx, dst_addr - ctx.ub_addr, dst_n)
+        return False
+    _mark_written(ctx, dst_addr - ctx.ub_addr, dst_n)
+    return True
 
 
 @jit
 def _check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, table_nbytes, itemsize, base, count):
-    if _failed(ctx) or count <= 0:
-        return
+    if _failed(ctx):
+        return False
+    if count <= 0:
+        return True
     p = PRIM_GATHER
     for operand, addr in ((OPERAND_DST, dst_addr), (OPERAND_SRC, src_addr), (OPERAND_SRC1, table_addr)):
         if not _is_local_operand(ctx, p, operand, addr):
-            return
+            return False
     if not (_ub_range_ok(ctx, p, OPERAND_SRC1, table_addr, table_nbytes, 0, count * 4)
             and _ub_read_ok(ctx, p, OPERAND_SRC1, table_addr, 0, count * 4)
             and _ub_range_ok(ctx, p, OPERAND_DST, dst_addr, dst_nbytes, 0, count * itemsize)):
-        return
+        return False
     table = carray(_voidptr(table_addr), count, np.uint32)
+    lo, hi = table[0], table[0]
     for i in range(count):
-        start = (base + np.int64(table[i]) // itemsize) * itemsize
-        if not (_ub_range_ok(ctx, p, OPERAND_SRC, src_addr, src_nbytes, start, itemsize)
-                and _ub_read_ok(ctx, p, OPERAND_SRC, src_addr, start, itemsize)):
-            return
+        lo = min(lo, table[i])
+        hi = max(hi, table[i])
+    first = (base + np.int64(lo) // itemsize) * itemsize
+    span = (np.int64(hi) // itemsize - np.int64(lo) // itemsize + 1) * itemsize
+    t0 = src_addr - ctx.ub_addr
+    inside = 0 <= first and first + span <= src_nbytes and 0 <= t0 + first and t0 + first + span <= ctx.ub_size
+    if not (inside and _first_unwritten(ctx, t0 + first, span) < 0):
+        # Something in the span of the offsets is off: find the first element that is.
+        for i in range(count):
+            start = (base + np.int64(table[i]) // itemsize) * itemsize
+            if not (_ub_range_ok(ctx, p, OPERAND_SRC, src_addr, src_nbytes, start, itemsize)
+                    and _ub_read_ok(ctx, p, OPERAND_SRC, src_addr, start, itemsize)):
+                return False
     _mark_written(ctx, dst_addr - ctx.ub_addr, count * itemsize)
+    return True
 
 
 @jit
 def _check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, src_stride, tmp_addr, itemsize,
                   rows, cols):
-    if _failed(ctx) or rows <= 0 or cols <= 0:
-        return
+    if _failed(ctx):
+        return False
+    if rows <= 0 or cols <= 0:
+        return True
     p = PRIM_TTRANS
     for operand, addr in ((OPERAND_DST, dst_addr), (OPERAND_SRC, src_addr), (OPERAND_TMP, tmp_addr)):
         if not (_is_local_operand(ctx, p, operand, addr) and _ub_aligned(ctx, p, operand, addr, 0)):
-            return
+            return False
     if not _ub_range_ok(ctx, p, OPERAND_SRC, src_addr, src_nbytes, 0, ((rows - 1) * src_stride + cols) * itemsize):
-        return
+        return False
     for i in range(rows):
         if not _ub_read_ok(ctx, p, OPERAND_SRC, src_addr, i * src_stride * itemsize, cols * itemsize):
-            return
+            return False
     if not _ub_range_ok(ctx, p, OPERAND_DST, dst_addr, dst_nbytes, 0, ((cols - 1) * dst_stride + rows) * itemsize):
-        return
+        return False
     for j in range(cols):
         _mark_written(ctx, dst_addr - ctx.ub_addr + j * dst_stride * itemsize, rows * itemsize)
+    return True
 
 
 @jit
 def _check_set_value(ctx, addr, nbytes, index, itemsize):
     if _failed(ctx):
-        return
-    if _is_local_operand(ctx, PRIM_SET_VALUE, OPERAND_DST, addr) and \
-            _ub_range_ok(ctx, PRIM_SET_VALUE, OPERAND_DST, addr, nbytes, index * itemsize, itemsize):
-        _mark_written(ctx, addr - ctx.ub_addr + index * itemsize, itemsize)
+        return False
+    if not (_is_local_operand(ctx, PRIM_SET_VALUE, OPERAND_DST, addr)
+            and _ub_range_ok(ctx, PRIM_SET_VALUE, OPERAND_DST, addr, nbytes, index * itemsize, itemsize)):
+        return False
+    _mark_written(ctx, addr - ctx.ub_addr + index * itemsize, itemsize)
+    return True
 
 
-# ---- the hooks: nothing unless the lane is checked ------------------------------------------------
+@jit
+def _check_alloc_failed(ctx, end):
+    _violation(ctx, RULE_UB_CAPACITY, PRIM_ALLOC_BUFFER, OPERAND_DST, end, ctx.ub_size, 0, 0, 0)
+    return False
+
+
+# ---- the hooks: True (and nothing else) unless the lane is checked ---------------------------------
 
 def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbytes, src_byte, block_count,
                    block_len, src_pitch, dst_pitch):
@@ -332,11 +382,6 @@ def check_alloc_failed(ctx, end):
     raise NotImplementedError  # compiled only
 
 
-@jit
-def _check_alloc_failed(ctx, end):
-    _violation(ctx, RULE_UB_CAPACITY, PRIM_ALLOC_BUFFER, OPERAND_DST, end, ctx.ub_size, 0, 0, 0)
-
-
 # Each overload returns a no-op unless the context is a CheckedLane.
 
 @overload(check_transfer, jit_options=JIT_OPTIONS, inline="always")
@@ -344,7 +389,7 @@ def _ov_check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_
                        block_len, src_pitch, dst_pitch):
     if not _is_checked(ctx):
         return lambda ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbytes, src_byte, block_count, \
-            block_len, src_pitch, dst_pitch: None
+            block_len, src_pitch, dst_pitch: True
     return lambda ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbytes, src_byte, block_count, \
         block_len, src_pitch, dst_pitch: _check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr,
                                                          src_nbytes, src_byte, block_count, block_len, src_pitch,
@@ -354,7 +399,7 @@ def _ov_check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_
 @overload(check_vector, jit_options=JIT_OPTIONS, inline="always")
 def _ov_check_vector(ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a_n, b_addr, b_nbytes, b_n):
     if not _is_checked(ctx):
-        return lambda ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a_n, b_addr, b_nbytes, b_n: None
+        return lambda ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a_n, b_addr, b_nbytes, b_n: True
     return lambda ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a_n, b_addr, b_nbytes, b_n: \
         _check_vector(ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a_n, b_addr, b_nbytes, b_n)
 
@@ -364,7 +409,7 @@ def _ov_check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr
                      count):
     if not _is_checked(ctx):
         return lambda ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, table_nbytes, itemsize, base, \
-            count: None
+            count: True
     return lambda ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, table_nbytes, itemsize, base, \
         count: _check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, table_nbytes, itemsize,
                              base, count)
@@ -375,7 +420,7 @@ def _ov_check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes
                      rows, cols):
     if not _is_checked(ctx):
         return lambda ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, src_stride, tmp_addr, \
-            itemsize, rows, cols: None
+            itemsize, rows, cols: True
     return lambda ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, src_stride, tmp_addr, itemsize, \
         rows, cols: _check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, src_stride,
                                   tmp_addr, itemsize, rows, cols)
@@ -384,12 +429,12 @@ def _ov_check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes
 @overload(check_set_value, jit_options=JIT_OPTIONS, inline="always")
 def _ov_check_set_value(ctx, addr, nbytes, index, itemsize):
     if not _is_checked(ctx):
-        return lambda ctx, addr, nbytes, index, itemsize: None
+        return lambda ctx, addr, nbytes, index, itemsize: True
     return lambda ctx, addr, nbytes, index, itemsize: _check_set_value(ctx, addr, nbytes, index, itemsize)
 
 
 @overload(check_alloc_failed, jit_options=JIT_OPTIONS, inline="always")
 def _ov_check_alloc_failed(ctx, end):
     if not _is_checked(ctx):
-        return lambda ctx, end: None
+        return lambda ctx, end: True
     return lambda ctx, end: _check_alloc_failed(ctx, end)

@@ -28,11 +28,12 @@ read by the host after the launch)."""
 TracedLane = collections.namedtuple("TracedLane", Lane._fields + ("trace_addr", "trace_capacity"))
 TracedLane.__doc__ = """A Lane whose primitives also record counters and events in its trace row (trace=True)."""
 
-CheckedLane = collections.namedtuple("CheckedLane", TracedLane._fields + ("check_addr", "shadow_addr",
+CheckedLane = collections.namedtuple("CheckedLane", TracedLane._fields + ("check_addr", "shadow_addr", "epoch",
                                                                            "regions_addr", "n_regions"))
 CheckedLane.__doc__ = """A TracedLane whose primitives also verify every access (checked=True): the addresses of
-its check row (first violation), of the UB shadow (one byte per UB byte: written since Init)
-and of the GM region table (address, bytes, owner map, padded bytes of each GM argument)."""
+its check row (first violation) and of the UB shadow (one byte per UB byte, equal to the lane's
+``epoch`` where written since Init), and the GM region table (address, bytes, owner map and its
+width, padded bytes of each GM argument)."""
 
 LANE_STATE_SLOTS = 8
 STATE_UB_TOP, STATE_ERROR, STATE_ERROR_DETAIL = 0, 1, 2

@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
-import pathlib
 import threading
 import types as pytypes
 from typing import Any, Callable
@@ -34,7 +33,6 @@ import ml_dtypes
 import numba
 import numpy as np
 from numba import get_thread_id, njit, prange
-from numba.core.caching import FunctionCache
 
 from ..host.check import CHECK_RULE, CHECK_SLOTS, decode_violation
 from ..host.errors import KernelError
@@ -42,7 +40,7 @@ from ..host.platform import Platform, get_platform
 from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
 from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
-from ._jit import JIT_OPTIONS, jit
+from ._jit import JIT_OPTIONS, TaggedCache, jit, library_digest
 from .check import REGION_COLS
 from .lane import (
     ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, CheckedLane, Lane,
@@ -81,17 +79,6 @@ def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
     return flat.view(raw) if raw is not None else flat
 
 
-class _SpecializedCache(FunctionCache):
-    """Numba's on-disk cache with the specialization tag added to the index key."""
-
-    def __init__(self, py_func, tag: str):
-        super().__init__(py_func)
-        self._tag = tag
-
-    def _index_key(self, sig, codegen):
-        return super()._index_key(sig, codegen) + (self._tag,)
-
-
 def _specialized_jit(func: Callable, consts: dict, tag: str, **options):
     """Compile ``func`` with ``consts`` injected as globals (compile-time constants), cached under ``tag``."""
     scope = dict(func.__globals__)
@@ -101,19 +88,10 @@ def _specialized_jit(func: Callable, consts: dict, tag: str, **options):
     clone.__module__ = func.__module__
     dispatcher = njit(**{**JIT_OPTIONS, **options})(clone)
     try:
-        dispatcher._cache = _SpecializedCache(clone, tag)
+        dispatcher._cache = TaggedCache(clone, tag)
     except RuntimeError:
         pass  # no cache locator for this function (no source file): compile in memory only
     return dispatcher
-
-
-@functools.cache
-def _library_digest() -> str:
-    """Every compiled module of this package and the Numba version: launchers inline them all."""
-    h = hashlib.sha256(numba.__version__.encode())
-    for path in sorted(pathlib.Path(__file__).parent.glob("*.py")):
-        h.update(path.read_bytes())
-    return h.hexdigest()
 
 
 def _source_digest(func: Callable) -> str:
@@ -123,7 +101,7 @@ def _source_digest(func: Callable) -> str:
             own = f.read()
     except (OSError, TypeError):
         own = func.__code__.co_code
-    return hashlib.sha256(own + _library_digest().encode()).hexdigest()
+    return hashlib.sha256(own + library_digest().encode()).hexdigest()
 
 
 def _launch_with_tiling(block_dim, ub_pool, block_bytes, state, trace, check, check_info, args, tiling_bytes):
@@ -183,13 +161,16 @@ def _make_traced_lane(i, block_dim, ub, block_bytes, state, trace):
 
 @jit
 def _make_checked_lane(i, block_dim, ub, block_bytes, state, trace, check, check_info):
-    # check_info: the UB shadow (written-since-Init flags, reset for each lane) and the GM region table.
+    # check_info: the UB shadow and the GM region table.  Each lane marks the shadow with its own
+    # epoch, so what earlier lanes wrote reads as unwritten; the shadow is cleared every 255 lanes.
     shadow, regions = check_info
-    shadow[:] = 0
+    epoch = i % 255 + 1
+    if epoch == 1:
+        shadow[:] = 0
     row = trace[i]
     return CheckedLane(i, block_dim, _address(ub), ub.size, block_bytes, _address(state), _address(row),
-                       (row.size - TRACE_EVENTS) // 3, _address(check[i]), _address(shadow), _address(regions),
-                       regions.shape[0])
+                       (row.size - TRACE_EVENTS) // 3, _address(check[i]), _address(shadow), epoch,
+                       _address(regions), regions.shape[0])
 
 
 @jit
@@ -304,14 +285,16 @@ class Kernel:
 
     def launch_prepared(self, gm_args: tuple, tiling_bytes: np.ndarray, tiling_dtype: np.dtype | None,
                         block_dim: int, platform: Platform, constants: dict | None = None, *,
-                        trace: bool = False, checked: bool = False, trace_info: dict | None = None):
+                        trace: bool = False, checked: bool = False, trace_info: dict | None = None,
+                        scratch: tuple = ()):
         """Launch with arguments an op has already validated: flat GM arrays, serialized tiling,
         compile-time constants (key fields and datatype).  Returns the lanes' state rows, or a
-        LaunchTrace (with ``trace_info`` in it) when ``trace=True``."""
+        LaunchTrace (with ``trace_info`` in it) when ``trace=True``.  ``scratch``: positions of
+        fresh outputs a checked launch need not protect (see :func:`run_launch`)."""
         launcher = self.launcher(constants or {}, tiling_dtype, traced=trace, checked=checked)
         return run_launch(launcher, block_dim, platform, gm_args, tiling_bytes,
                           trace_name=self.py_func.__name__ if trace else None, trace_info=trace_info,
-                          checked=checked, arg_names=self.arg_names)
+                          checked=checked, arg_names=self.arg_names, scratch=scratch)
 
     @staticmethod
     def _gm_arg(value, index: int):
@@ -327,31 +310,30 @@ TRACE_CAPACITY = 4096  # events logged per lane; later ones are counted, not log
 
 def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, tiling_bytes: np.ndarray, *,
                trace_name: str | None = None, trace_info: dict | None = None, checked: bool = False,
-               arg_names: tuple = ()):
+               arg_names: tuple = (), scratch: tuple = ()):
     """Execute a compiled launcher; raise KernelError for the first failing lane, else return the
     state rows -- or, for a traced launcher (``trace_name`` given), a LaunchTrace.  A checked
-    launcher (``checked=True``) runs on private copies of the arrays, copied back only when no
-    lane broke a rule (else KernelCheckError)."""
+    launcher (``checked=True``) raises KernelCheckError for the first lane that broke a rule,
+    after putting back every GM byte the lanes wrote, except in the arguments at the
+    ``scratch`` positions (fresh outputs the caller drops on failure)."""
     state = np.zeros((block_dim, LANE_STATE_SLOTS), np.int64)
     capacity = TRACE_CAPACITY if trace_name else 0
     trace = np.zeros((block_dim, trace_row_length(capacity)) if trace_name or checked else (1, 1), np.int64)
     ub_pool = _UB_POOL.get(platform.ub_size)
     if checked:
-        run_args, copies = _private_copies(gm_args)
         check = np.zeros((block_dim, CHECK_SLOTS), np.int64)
-        regions, owners, names = _gm_regions(run_args, arg_names, platform.block_bytes)
+        regions, kept, names = _gm_regions(gm_args, arg_names, platform.block_bytes, block_dim, scratch)
         check_info = (np.zeros(platform.ub_size, np.uint8), regions)
-        launcher(block_dim, ub_pool, platform.block_bytes, state, trace, check, check_info, run_args, tiling_bytes)
+        launcher(block_dim, ub_pool, platform.block_bytes, state, trace, check, check_info, gm_args, tiling_bytes)
         failed = np.flatnonzero(check[:, CHECK_RULE])
+        if failed.size or state[:, STATE_ERROR].any():
+            _restore(kept)
         if failed.size:
             raise decode_violation(int(failed[0]), check[failed[0]], platform.ub_size, names)
     else:
         launcher(block_dim, ub_pool, platform.block_bytes, state, trace, _NO_CHECK, _NO_CHECK_INFO, gm_args,
                  tiling_bytes)
     _raise_lane_error(state, platform)
-    if checked:
-        for original, copy in copies:
-            np.copyto(original.view(np.uint8), copy)
     if trace_name:
         return LaunchTrace(trace_name, platform, trace, state, dict(trace_info or {}))
     return state
@@ -376,48 +358,38 @@ def _raise_lane_error(state: np.ndarray, platform: Platform):
     raise KernelError(f"lane {lane}: error code {state[lane, STATE_ERROR]}")
 
 
-def _private_copies(gm_args: tuple) -> tuple[tuple, list]:
-    """The arguments with every array replaced by a private copy, and the (original, copy) pairs
-    to copy back.  An array inside another (a view of part of it) becomes the same view of the
-    other's copy; arrays that overlap only in part run in place."""
-    arrays = sorted((a for a in gm_args if isinstance(a, np.ndarray)), key=lambda a: (_span(a)[0], -a.nbytes))
-    outers = []  # (start, end, original, copy as bytes)
-    for a in arrays:
-        start, end = _span(a)
-        if outers and start < outers[-1][1]:
-            if end > outers[-1][1]:
-                return gm_args, []
-            continue
-        outers.append((start, end, a, a.view(np.uint8).copy()))
-    run_args = []
-    for a in gm_args:
-        if isinstance(a, np.ndarray):
-            start, end = _span(a)
-            o_start, _, _, copy = next(o for o in reversed(outers) if o[0] <= start and end <= o[1])
-            a = copy[start - o_start:end - o_start].view(a.dtype)
-        run_args.append(a)
-    return tuple(run_args), [(original, copy) for _, _, original, copy in outers]
-
-
 def _span(a: np.ndarray) -> tuple[int, int]:
     start = a.__array_interface__["data"][0]
     return start, start + a.nbytes
 
 
-def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int):
-    """The region table of the array arguments (address, bytes, owner map, bytes with padding),
-    the owner maps (kept alive by the caller) and each region's name for messages."""
-    rows, owners, names = [], [], []
+def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, scratch: tuple):
+    """The region table of the array arguments (address, bytes, owner map, bytes with padding,
+    owner width, backup), the arrays it points into (kept alive by the caller, used to restore)
+    and each region's name for messages."""
+    rows, kept, names = [], [], []
     for i, a in enumerate(args):
         if not isinstance(a, np.ndarray):
             continue
-        owner = np.zeros(a.nbytes, np.uint16)  # calloc: pages of arguments never written stay unmapped
-        owners.append(owner)
+        # Lane + 1 of each byte's writer, and old values before their first write; calloc'd, so
+        # the pages of bytes never written stay unmapped.
+        owner = np.zeros(a.nbytes, np.uint8 if block_dim < 255 else np.uint16)
+        backup = None if i in scratch else np.zeros(a.nbytes, np.uint8)
+        kept.append((a, owner, backup))
         padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes  # see host.check: GM padding
-        rows.append((_span(a)[0], a.nbytes, _span(owner)[0], padded))
+        rows.append((_span(a)[0], a.nbytes, _span(owner)[0], padded, owner.itemsize,
+                     0 if backup is None else _span(backup)[0]))
         names.append(f"{arg_names[i]} (argument {i})" if i < len(arg_names) else f"argument {i}")
     regions = np.array(rows, np.int64).reshape(-1, REGION_COLS)
-    return regions, owners, names
+    return regions, kept, names
+
+
+def _restore(kept: list):
+    """Put back every GM byte a failed checked launch wrote (arguments with a backup)."""
+    for array, owner, backup in kept:
+        if backup is not None:
+            written = owner != 0
+            array.view(np.uint8)[written] = backup[written]
 
 
 def kernel(func: Callable | None = None, *, tiling_key: type | None = None):

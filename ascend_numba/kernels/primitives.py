@@ -242,8 +242,9 @@ def data_copy(ctx, dst, dst_off, src, src_off, count):
     (checked mode verifies it).
     """
     n = count * src.itemsize
-    check_transfer(ctx, PRIM_DATA_COPY, _address(dst), dst.nbytes, dst_off * dst.itemsize, _address(src), src.nbytes,
-                   src_off * src.itemsize, 1, n, n, n)
+    if not check_transfer(ctx, PRIM_DATA_COPY, _address(dst), dst.nbytes, dst_off * dst.itemsize, _address(src),
+                          src.nbytes, src_off * src.itemsize, 1, n, n, n):
+        return
     _trace_copy(ctx, EVENT_DATA_COPY, _direction(ctx, dst, src), n)
     _copy_bytes(dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
 
@@ -269,8 +270,9 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
     dst_pitch = _pitch(in_ub(ctx, dst), block_len, dst_stride, bb)
     s = src_off * src.itemsize
     d = dst_off * dst.itemsize
-    check_transfer(ctx, PRIM_DATA_COPY_PAD, _address(dst), dst.nbytes, d, _address(src), src.nbytes, s, block_count,
-                   block_len, src_pitch, dst_pitch)
+    if not check_transfer(ctx, PRIM_DATA_COPY_PAD, _address(dst), dst.nbytes, d, _address(src), src.nbytes, s,
+                          block_count, block_len, src_pitch, dst_pitch):
+        return
     _trace_copy(ctx, EVENT_DATA_COPY_PAD, _direction(ctx, dst, src), block_count * block_len)
     if src_pitch == block_len and dst_pitch == block_len:  # gapless on both sides: one copy
         _copy_bytes(dst, d, src, s, block_count * block_len)
@@ -289,8 +291,9 @@ def gather(ctx, dst, src, offsets_bytes, base, count):
     whole offset table, so the element loop is a plain indexed copy.
     """
     itemsize = src.itemsize
-    check_gather(ctx, _address(dst), dst.nbytes, _address(src), src.nbytes, _address(offsets_bytes),
-                 offsets_bytes.nbytes, itemsize, base, count)
+    if not check_gather(ctx, _address(dst), dst.nbytes, _address(src), src.nbytes, _address(offsets_bytes),
+                        offsets_bytes.nbytes, itemsize, base, count):
+        return
     n = min(count, dst.size, offsets_bytes.size)
     if n <= 0:
         return
@@ -360,29 +363,29 @@ def _ov_vscalar(tensor, value):
 
 @jit(inline="always")
 def _check_unary(ctx, prim, dst, src, count):
-    check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(src), src.nbytes,
+    return check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(src), src.nbytes,
                  count * src.itemsize, 0, 0, NO_OPERAND)
 
 
 @jit(inline="always")
 def _check_binary(ctx, prim, dst, a, b, count):
-    check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(a), a.nbytes,
+    return check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(a), a.nbytes,
                  count * a.itemsize, _address(b), b.nbytes, count * b.itemsize)
 
 
 @jit
 def set_value(ctx, tensor, index, value):
     """SetValue: ``tensor[index] = value`` on a UB tensor, from the scalar unit."""
-    check_set_value(ctx, _address(tensor), tensor.nbytes, index, tensor.itemsize)
-    if 0 <= index < tensor.size:
+    if check_set_value(ctx, _address(tensor), tensor.nbytes, index, tensor.itemsize) and 0 <= index < tensor.size:
         tensor[index] = value
 
 
 @jit
 def duplicate(ctx, dst, value, count):
     """Duplicate: fill ``dst[:count]`` with a scalar."""
-    check_vector(ctx, PRIM_DUPLICATE, _address(dst), dst.nbytes, count * dst.itemsize, 0, 0, NO_OPERAND, 0, 0,
-                 NO_OPERAND)
+    if not check_vector(ctx, PRIM_DUPLICATE, _address(dst), dst.nbytes, count * dst.itemsize, 0, 0, NO_OPERAND, 0,
+                        0, NO_OPERAND):
+        return
     v = _vscalar(dst, value)
     for i in range(min(count, dst.size)):
         _vstore(dst, i, v)
@@ -454,63 +457,72 @@ def _sqrt(x, _unused):
 @jit
 def adds(ctx, dst, src, scalar, count):
     """Adds: ``dst = src + scalar``."""
-    _check_unary(ctx, PRIM_ADDS, dst, src, count)
+    if not _check_unary(ctx, PRIM_ADDS, dst, src, count):
+        return
     _unary(dst, src, _vscalar(dst, scalar), count, _add)
 
 
 @jit
 def muls(ctx, dst, src, scalar, count):
     """Muls: ``dst = src * scalar``."""
-    _check_unary(ctx, PRIM_MULS, dst, src, count)
+    if not _check_unary(ctx, PRIM_MULS, dst, src, count):
+        return
     _unary(dst, src, _vscalar(dst, scalar), count, _mul)
 
 
 @jit
 def add(ctx, dst, a, b, count):
     """Add: ``dst = a + b``."""
-    _check_binary(ctx, PRIM_ADD, dst, a, b, count)
+    if not _check_binary(ctx, PRIM_ADD, dst, a, b, count):
+        return
     _binary(dst, a, b, count, _add)
 
 
 @jit
 def sub(ctx, dst, a, b, count):
     """Sub: ``dst = a - b``."""
-    _check_binary(ctx, PRIM_SUB, dst, a, b, count)
+    if not _check_binary(ctx, PRIM_SUB, dst, a, b, count):
+        return
     _binary(dst, a, b, count, _sub)
 
 
 @jit
 def mul(ctx, dst, a, b, count):
     """Mul: ``dst = a * b``."""
-    _check_binary(ctx, PRIM_MUL, dst, a, b, count)
+    if not _check_binary(ctx, PRIM_MUL, dst, a, b, count):
+        return
     _binary(dst, a, b, count, _mul)
 
 
 @jit
 def div(ctx, dst, a, b, count):
     """Div: ``dst = a / b`` (IEEE division, no fast reciprocal)."""
-    _check_binary(ctx, PRIM_DIV, dst, a, b, count)
+    if not _check_binary(ctx, PRIM_DIV, dst, a, b, count):
+        return
     _binary(dst, a, b, count, _div)
 
 
 @jit
 def vmax(ctx, dst, a, b, count):
     """Max: ``dst = max(a, b)``, NaN-propagating like ``numpy.maximum``."""
-    _check_binary(ctx, PRIM_MAX, dst, a, b, count)
+    if not _check_binary(ctx, PRIM_MAX, dst, a, b, count):
+        return
     _binary(dst, a, b, count, _max)
 
 
 @jit
 def vsqrt(ctx, dst, src, count):
     """Sqrt: ``dst = sqrt(src)`` (correctly rounded)."""
-    _check_unary(ctx, PRIM_SQRT, dst, src, count)
+    if not _check_unary(ctx, PRIM_SQRT, dst, src, count):
+        return
     _unary(dst, src, 0, count, _sqrt)
 
 
 @jit
 def cast_f16_to_f32(ctx, dst, src, count):
     """Cast fp16 (uint16 bits) to fp32, exact."""
-    _check_unary(ctx, PRIM_CAST, dst, src, count)
+    if not _check_unary(ctx, PRIM_CAST, dst, src, count):
+        return
     for i in range(min(count, dst.size, src.size)):
         dst[i] = f16_to_f32(src[i])
 
@@ -518,7 +530,8 @@ def cast_f16_to_f32(ctx, dst, src, count):
 @jit
 def cast_f32_to_f16(ctx, dst, src, count):
     """Cast fp32 to fp16 bits with round-to-nearest-even (CAST_RINT)."""
-    _check_unary(ctx, PRIM_CAST, dst, src, count)
+    if not _check_unary(ctx, PRIM_CAST, dst, src, count):
+        return
     for i in range(min(count, dst.size, src.size)):
         dst[i] = f32_to_f16(src[i])
 
@@ -526,7 +539,8 @@ def cast_f32_to_f16(ctx, dst, src, count):
 @jit
 def cast_bf16_to_f32(ctx, dst, src, count):
     """Cast bf16 (uint16 bits) to fp32, exact."""
-    _check_unary(ctx, PRIM_CAST, dst, src, count)
+    if not _check_unary(ctx, PRIM_CAST, dst, src, count):
+        return
     for i in range(min(count, dst.size, src.size)):
         dst[i] = bf16_to_f32(src[i])
 
@@ -534,6 +548,7 @@ def cast_bf16_to_f32(ctx, dst, src, count):
 @jit
 def cast_f32_to_bf16(ctx, dst, src, count):
     """Cast fp32 to bf16 bits with round-to-nearest-even (CAST_RINT)."""
-    _check_unary(ctx, PRIM_CAST, dst, src, count)
+    if not _check_unary(ctx, PRIM_CAST, dst, src, count):
+        return
     for i in range(min(count, dst.size, src.size)):
         dst[i] = f32_to_bf16(src[i])

@@ -33,8 +33,9 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
     give the same bytes; the lane counts which one ran.
     """
     itemsize = src.itemsize
-    check_ttrans(ctx, _address(dst), dst.nbytes, dst_stride, _address(src), src.nbytes, src_stride, _address(tmp),
-                 itemsize, rows, cols)
+    if not check_ttrans(ctx, _address(dst), dst.nbytes, dst_stride, _address(src), src.nbytes, src_stride,
+                        _address(tmp), itemsize, rows, cols):
+        return
     rs = 32 if itemsize == 1 else 16
     epb = ctx.block_bytes // itemsize
     if dst_stride % rs == 0 and src_stride % epb == 0 and src_stride // epb <= 255:

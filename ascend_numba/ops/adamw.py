@@ -108,7 +108,7 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     result = adamw_kernel.launch_prepared(
         (*inputs, mgn, as_gm(scalar_array, "scalars"), *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v")))),
         plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim, plat, {**plan.key, **datatype},
-        trace=trace, checked=checked)
+        trace=trace, checked=checked, scratch=() if inplace else (6, 7, 8))
     if trace:
         result.info.update(dtype=ADAMW_DTYPES[dtype], variant=variant, amsgrad=bool(amsgrad),
                            maximize=bool(maximize), tile=plan.tiling.tileDataNum)

@@ -47,20 +47,21 @@ def _tile(arr: np.ndarray, multiples: tuple, out, block_dim, platform, path, tra
         result = _tile(arr, multiples, None, block_dim, plat, path, trace, checked)
         np.copyto(out, result[0] if trace else result)
         return (out, result[1]) if trace else out
+    fresh = out is None
     out = check_out(out, shape, arr.dtype)
     if out.size == 0:
         return (out, None) if trace else out
     src = np.ascontiguousarray(arr).reshape(padded)
     if np.may_share_memory(src, out):
         src = src.copy()
-    traces = _tile_into(src, multiples, out, block_dim, plat, path, trace, checked)
+    traces = _tile_into(src, multiples, out, block_dim, plat, path, trace, checked, fresh)
     if trace:
         return out, traces[0] if len(traces) == 1 else traces
     return out
 
 
 def _tile_into(src: np.ndarray, multiples: tuple, out: np.ndarray, block_dim: int, plat, path,
-               trace: bool, checked: bool) -> list:
+               trace: bool, checked: bool, fresh: bool) -> list:
     """Launch the kernel (more than once for problems past 8 merged dims); returns the traces."""
     try:
         plan = plan_tile_normalized(src.shape, multiples, src.itemsize, block_dim, plat, path)
@@ -69,11 +70,12 @@ def _tile_into(src: np.ndarray, multiples: tuple, out: np.ndarray, block_dim: in
         traces = []
         for i in range(out.shape[0]):
             traces += _tile_into(src[i % src.shape[0]], multiples[1:], out[i], block_dim, plat, path, trace,
-                                 checked)
+                                 checked, fresh)
         return traces
     info = {"path": plan.path, "split_by_mult": plan.split_by_mult, "merged_shape": plan.merged_shape,
             "merged_multiples": plan.merged_multiples} if trace else None
     result = tile_kernel.launch_prepared(
         (src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8), plan.path_id), plan.tiling_array,
-        numpy_dtype(type(plan.tiling)), plan.block_dim, plat, trace=trace, checked=checked, trace_info=info)
+        numpy_dtype(type(plan.tiling)), plan.block_dim, plat, trace=trace, checked=checked, trace_info=info,
+        scratch=(1,) if fresh else ())
     return [result] if trace else []

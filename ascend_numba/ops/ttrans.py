@@ -20,11 +20,13 @@ __all__ = ["transpose2d", "convert_format", "ttrans_tmp_bytes", "TTransRuleError
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def _launch(kernel, x: np.ndarray, out: np.ndarray, tiling, block_dim: int, plat, trace: bool, checked: bool):
+def _launch(kernel, x: np.ndarray, out: np.ndarray, tiling, block_dim: int, plat, trace: bool, checked: bool,
+            fresh: bool = True):
     """Run on unsigned views of the element width; returns a LaunchTrace when tracing."""
     uint = _UINT[x.itemsize]
     result = kernel.launch_prepared((x.reshape(-1).view(uint), out.reshape(-1).view(uint)), to_array(tiling),
-                                    numpy_dtype(type(tiling)), block_dim, plat, trace=trace, checked=checked)
+                                    numpy_dtype(type(tiling)), block_dim, plat, trace=trace, checked=checked,
+                                    scratch=(1,) if fresh else ())
     if trace:
         result.info.update(vector_tiles=int(result.state[:, STATE_TTRANS_VECTOR].sum()),
                            scalar_tiles=int(result.state[:, STATE_TTRANS_SCALAR].sum()))
@@ -46,11 +48,13 @@ def transpose2d(x, *, out=None, block_dim: int | None = None, platform="A2", tra
     h, w = arr.shape
     check_a5_alignment(plat, w * arr.itemsize, h * arr.itemsize)
     block_dim = check_block_dim(block_dim, plat.aiv_num)
+    fresh = out is None
     out = check_out(out, (w, h), arr.dtype)
     result = None
     if arr.size:
         tiling = plan_transpose_blocks(1, 1, h, w, h, w, h, 0, 0, w, 0, 0, h, arr.itemsize, plat)
-        result = _launch(transpose_kernel, np.ascontiguousarray(arr), out, tiling, block_dim, plat, trace, checked)
+        result = _launch(transpose_kernel, np.ascontiguousarray(arr), out, tiling, block_dim, plat, trace, checked,
+                         fresh)
     return (out, result) if trace else out
 
 
