@@ -74,6 +74,19 @@ def test_zero_ulp_against_reference(dtype, amsgrad, maximize, variant):
     assert mgn.tobytes() == mgn_before.tobytes()  # read, never written
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("amsgrad, maximize", KEYS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_checked_mode_passes_and_changes_no_bit(dtype, amsgrad, maximize, variant):
+    # Every specialization breaks no rule of checked mode (SPEC §8), on a tail and 7 lanes.
+    var, m, v, grad, mgn = _state(dtype, n=100_003, seed=2)
+    ref = apply_adamw_reference(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=amsgrad,
+                                maximize=maximize, variant=variant)
+    got = an.apply_adamw(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn if amsgrad else None, amsgrad=amsgrad,
+                         maximize=maximize, variant=variant, block_dim=7, checked=True)
+    _assert_0ulp(got, ref)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_independent_of_block_dim_and_not_inplace(dtype):
     var, m, v, grad, mgn = _state(dtype, n=200_003, seed=1)

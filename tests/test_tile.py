@@ -39,12 +39,17 @@ def _same(got, ref):
     assert got.tobytes() == ref.tobytes()
 
 
+# checked=True on every table of shapes: the kernel breaks no rule of checked mode (SPEC §8).
+CHECKED = pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
+
+
+@CHECKED
 @pytest.mark.parametrize("name", list(SEED_SHAPES))
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_seed_shapes_every_dtype(name, dtype):
+def test_seed_shapes_every_dtype(name, dtype, checked):
     shape, reps = SEED_SHAPES[name]
     x = _data(shape, dtype)
-    _same(an.tile(x, reps), np.tile(x, reps))
+    _same(an.tile(x, reps, checked=checked), np.tile(x, reps))
 
 
 EDGE_CASES = [
@@ -62,11 +67,12 @@ EDGE_CASES = [
 ]
 
 
+@CHECKED
 @pytest.mark.parametrize("shape, reps", EDGE_CASES, ids=str)
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.complex128], ids=lambda d: np.dtype(d).name)
-def test_edge_shapes(shape, reps, dtype):
+def test_edge_shapes(shape, reps, dtype, checked):
     x = _data(shape, dtype, seed=1)
-    _same(an.tile(x, reps), np.tile(x, reps))
+    _same(an.tile(x, reps, checked=checked), np.tile(x, reps))
     _same(an.tile(x, reps), tile_reference(x, reps))
 
 
@@ -89,13 +95,14 @@ PATH_SHAPES = {
 }
 
 
+@CHECKED
 @pytest.mark.parametrize("path", PATHS)
-def test_each_path_is_selected_and_exact(path):
+def test_each_path_is_selected_and_exact(path, checked):
     dtype, shape, reps = PATH_SHAPES[path]
     x = _data(shape, dtype)
     plan = plan_tile(x.shape, reps, x.itemsize)
     assert plan.path == path == plan.auto_path
-    _same(an.tile(x, reps), np.tile(x, reps))
+    _same(an.tile(x, reps, checked=checked), np.tile(x, reps))
 
 
 FORCING_CASES = [
@@ -106,14 +113,15 @@ FORCING_CASES = [
 ]
 
 
+@CHECKED
 @pytest.mark.parametrize("dtype, shape, reps", FORCING_CASES, ids=str)
-def test_every_forcible_path_gives_identical_bytes(dtype, shape, reps):
+def test_every_forcible_path_gives_identical_bytes(dtype, shape, reps, checked):
     x = _data(shape, dtype, seed=3)
     ref = np.tile(x, reps)
     ran = []
     for path in PATHS:
         try:
-            got = an.tile(x, reps, path=path)
+            got = an.tile(x, reps, path=path, checked=checked)
         except ValueError as e:
             assert "cannot run this shape" in str(e)
             continue
@@ -130,11 +138,12 @@ def test_forcing_an_impossible_path_is_a_clear_error():
         an.tile(x, (1, 4), path="fastest")
 
 
+@CHECKED
 @pytest.mark.parametrize("block_dim", [1, 2, 7, 24, 48, 100])
-def test_result_independent_of_block_dim(block_dim):
+def test_result_independent_of_block_dim(block_dim, checked):
     for dtype, shape, reps in FORCING_CASES[:8]:
         x = _data(shape, dtype, seed=4)
-        _same(an.tile(x, reps, block_dim=block_dim), np.tile(x, reps))
+        _same(an.tile(x, reps, block_dim=block_dim, checked=checked), np.tile(x, reps))
 
 
 @pytest.mark.parametrize("platform", ["A2", "A2_20", "A5", an.get_platform("A5").with_cores(4)])
@@ -160,20 +169,21 @@ def _problems(draw):
     padded_reps = (1,) * (ndim_out - len(reps)) + reps
     out_elems = int(np.prod([s * r for s, r in zip(padded_shape, padded_reps)], dtype=np.int64))
     assume(out_elems <= 200_000)
-    return shape, reps, draw(_dtypes), draw(st.sampled_from((None,) + PATHS)), draw(st.integers(1, 48))
+    return (shape, reps, draw(_dtypes), draw(st.sampled_from((None,) + PATHS)), draw(st.integers(1, 48)),
+            draw(st.booleans()))
 
 
 @settings(max_examples=2000)
 @given(_problems())
 def test_property_equals_numpy_tile(problem):
-    shape, reps, dtype, path, block_dim = problem
+    shape, reps, dtype, path, block_dim, checked = problem
     x = _data(shape, dtype, seed=len(shape))
     ref = np.tile(x, reps)
     try:
-        got = an.tile(x, reps, path=path, block_dim=block_dim)
+        got = an.tile(x, reps, path=path, block_dim=block_dim, checked=checked)
     except ValueError as e:
         assert path is not None and "cannot run this shape" in str(e)
-        got = an.tile(x, reps, block_dim=block_dim)
+        got = an.tile(x, reps, block_dim=block_dim, checked=checked)
     _same(got, ref)
 
 

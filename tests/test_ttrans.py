@@ -35,6 +35,7 @@ def _same(got, ref):
 def test_transpose2d(shape, dtype):
     x = _data(shape, dtype)
     _same(an.transpose2d(x), R.transpose2d_reference(x))
+    _same(an.transpose2d(x, checked=True), R.transpose2d_reference(x))  # no checked-mode rule broken
 
 
 @pytest.mark.parametrize("block_dim", [1, 3, 48, 200])
@@ -118,16 +119,17 @@ def _c0(dtype):
 def test_nchw_round_trip(dtype, shape):
     x = _data(shape, dtype, seed=2)
     c0 = _c0(dtype)
-    y = an.convert_format(x, "NCHW", "NC1HWC0")
+    y = an.convert_format(x, "NCHW", "NC1HWC0", checked=True)
     _same(y, R.nchw_to_nc1hwc0(x, c0))
     _same(an.convert_format(y, "NC1HWC0", "NCHW", c=shape[1]), x)      # with crop
-    _same(an.convert_format(y, "NC1HWC0", "NCHW"), R.nc1hwc0_to_nchw(y))  # C1*C0 channels
+    _same(an.convert_format(y, "NC1HWC0", "NCHW", checked=True), R.nc1hwc0_to_nchw(y))  # C1*C0 channels
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8], ids=lambda d: np.dtype(d).name)
 def test_nchw_c0_four(dtype):
     x = _data((2, 10, 3, 7), dtype, seed=3)
     _same(an.convert_format(x, "NCHW", "NC1HWC0", c0=4), R.nchw_to_nc1hwc0(x, 4))
+    _same(an.convert_format(x, "NCHW", "NC1HWC0", c0=4, checked=True), R.nchw_to_nc1hwc0(x, 4))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -135,7 +137,7 @@ def test_gnchw_round_trip(dtype):
     x = _data((3, 2, 19, 4, 5), dtype, seed=4)
     y = an.convert_format(x, "GNCHW", "GNC1HWC0")
     _same(y, R.nchw_to_nc1hwc0(x, _c0(dtype)))
-    _same(an.convert_format(y, "GNC1HWC0", "GNCHW", c=19), x)
+    _same(an.convert_format(y, "GNC1HWC0", "GNCHW", c=19, checked=True), x)
 
 
 @pytest.mark.parametrize("n0", [4, 8, 16])
@@ -145,7 +147,7 @@ def test_fractal_z(dtype, n0):
     y = _data((13, 3, 4, 5, c0), dtype, seed=5)  # N = 13, not a multiple of N0
     _same(an.convert_format(y, "NC1HWC0", "FRACTAL_Z", n0=n0), R.nc1hwc0_to_fractal_z(y, n0))
     g = _data((2, 5, 2, 3, 3, c0), dtype, seed=6)  # G > 1
-    _same(an.convert_format(g, "GNC1HWC0", "FRACTAL_Z", n0=n0), R.nc1hwc0_to_fractal_z(g, n0))
+    _same(an.convert_format(g, "GNC1HWC0", "FRACTAL_Z", n0=n0, checked=True), R.nc1hwc0_to_fractal_z(g, n0))
 
 
 @pytest.mark.parametrize("n0", [4, 8, 16])
@@ -153,13 +155,15 @@ def test_fractal_z(dtype, n0):
 def test_fractal_z_3d(dtype, n0):
     x = _data((5, 37, 3, 4, 6), dtype, seed=7)  # C and N not multiples, D > 1
     _same(an.convert_format(x, "NCDHW", "FRACTAL_Z_3D", n0=n0), R.ncdhw_to_fractal_z_3d(x, _c0(dtype), n0))
+    _same(an.convert_format(x, "NCDHW", "FRACTAL_Z_3D", n0=n0, checked=True),
+          R.ncdhw_to_fractal_z_3d(x, _c0(dtype), n0))
 
 
 def test_large_conversion_chunks():
     x = _data((17, 40, 2, 30, 31), np.float16, seed=8)
-    _same(an.convert_format(x, "NCDHW", "FRACTAL_Z_3D"), R.ncdhw_to_fractal_z_3d(x, 16, 16))
+    _same(an.convert_format(x, "NCDHW", "FRACTAL_Z_3D", checked=True), R.ncdhw_to_fractal_z_3d(x, 16, 16))
     y = _data((40, 3, 30, 31, 16), np.float16, seed=9)
-    _same(an.convert_format(y, "NC1HWC0", "FRACTAL_Z"), R.nc1hwc0_to_fractal_z(y, 16))
+    _same(an.convert_format(y, "NC1HWC0", "FRACTAL_Z", checked=True), R.nc1hwc0_to_fractal_z(y, 16))
 
 
 TMP_CASES = [

@@ -1,0 +1,268 @@
+"""checked=True: a corpus of broken user kernels, each caught with its rule, lane and primitive.
+
+Every kernel here is a realistic Ascend C bug written with the user-kernel API.
+Each test launches it checked and asserts the KernelCheckError names the
+expected lane, primitive, operand and rule, and that the caller's arrays are
+as they were before the launch.  Run unchecked, the same kernels are memory
+safe (copies are clamped) but silently wrong, as on the device.
+"""
+
+import numpy as np
+import pytest
+
+import ascend_numba as an
+from ascend_numba.kernels import (
+    add, adds, alloc_buffer, contiguous_lane_range, data_copy, data_copy_pad, duplicate, gather, muls, set_value,
+    ttrans,
+)
+
+TILE = 64  # fp32 elements per UB tile: 256 bytes, eight 32-byte blocks
+
+
+@an.kernel
+def off_by_one_tiles(ctx, x, y, n):
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    tiles = n // TILE
+    for t in range(tiles + 1):  # bug: one tile too many
+        data_copy(ctx, buf, 0, x, t * TILE, TILE)
+        data_copy(ctx, y, t * TILE, buf, 0, TILE)
+
+
+@an.kernel
+def unaligned_tail_copy(ctx, x, y, n):
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    pos = 0
+    while pos < n:
+        k = min(TILE, n - pos)
+        data_copy(ctx, buf, 0, x, pos, (k + 7) // 8 * 8)
+        data_copy(ctx, y, pos, buf, 0, k)  # bug: a 43-element tail needs DataCopyPad
+        pos += k
+
+
+@an.kernel
+def queue_slot_overlaps_next_buffer(ctx, x, y, n):
+    in_q = alloc_buffer(ctx, TILE, np.float32)  # bug: one slot allocated, two used
+    out_q = alloc_buffer(ctx, TILE, np.float32)
+    slot = 0
+    for pos in range(0, n, TILE):
+        data_copy(ctx, in_q, slot * TILE, x, pos, TILE)
+        muls(ctx, out_q, in_q[slot * TILE:], 2.0, TILE)
+        data_copy(ctx, y, pos, out_q, 0, TILE)
+        slot ^= 1
+
+
+@an.kernel
+def accumulator_never_zeroed(ctx, x, y, n):
+    acc = alloc_buffer(ctx, TILE, np.float32)
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    # bug: Duplicate(acc, 0) missing
+    for pos in range(0, n, TILE):
+        data_copy(ctx, buf, 0, x, pos, TILE)
+        add(ctx, acc, acc, buf, TILE)
+    data_copy(ctx, y, 0, acc, 0, TILE)
+
+
+@an.kernel
+def floor_start_ceil_count(ctx, x, y, n):
+    buf = alloc_buffer(ctx, 8, np.float32)
+    rows = n // 8  # rows of one 32-byte block
+    per = (rows + ctx.block_num - 1) // ctx.block_num
+    start = ctx.block_idx * (rows // ctx.block_num)  # bug: floor for the start, ceil for the count
+    for r in range(start, min(start + per, rows)):
+        data_copy(ctx, buf, 0, x, r * 8, 8)
+        data_copy(ctx, y, r * 8, buf, 0, 8)
+
+
+@an.kernel
+def three_half_ub_buffers(ctx, x, y, n):
+    a = alloc_buffer(ctx, ctx.ub_size // 2, np.uint8)
+    b = alloc_buffer(ctx, ctx.ub_size // 2, np.uint8)
+    c = alloc_buffer(ctx, ctx.ub_size // 2, np.uint8)  # bug: 1.5x the UB
+    data_copy(ctx, a, 0, x, 0, 32)
+    data_copy(ctx, b, 0, a, 0, 32)
+    data_copy(ctx, c, 0, b, 0, 32)
+
+
+@an.kernel
+def stencil_halo_past_the_end(ctx, x, y, n):
+    buf = alloc_buffer(ctx, TILE + 16, np.float32)
+    start, end = contiguous_lane_range(ctx, n // TILE)
+    for t in range(start, end):
+        data_copy(ctx, buf, 0, x, t * TILE, TILE + 16)  # bug: the last tile's halo is past the padding
+        adds(ctx, buf, buf[16:], 0.0, TILE)
+        data_copy(ctx, y, t * TILE, buf, 0, TILE)
+
+
+@an.kernel
+def gather_offsets_in_elements_times_two(ctx, x, y, n):
+    src = alloc_buffer(ctx, TILE, np.float32)
+    dst = alloc_buffer(ctx, TILE, np.float32)
+    table = alloc_buffer(ctx, TILE, np.uint32)
+    for i in range(TILE):
+        set_value(ctx, table, i, i * 8)  # bug: byte offsets of 8-byte elements; these are 4-byte
+    data_copy(ctx, src, 0, x, 0, TILE)
+    gather(ctx, dst, src, table, 0, TILE)
+    data_copy(ctx, y, 0, dst, 0, TILE)
+
+
+@an.kernel
+def ub_offset_not_on_a_block(ctx, x, y, n):
+    buf = alloc_buffer(ctx, 2 * TILE, np.float32)
+    data_copy(ctx, buf, 3, x, 0, TILE)  # bug: UB address 12 bytes into the buffer
+    data_copy(ctx, y, 0, buf, 3, TILE)
+
+
+@an.kernel
+def vector_count_twice_the_tile(ctx, x, y, n):
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    data_copy(ctx, buf, 0, x, 0, TILE)
+    muls(ctx, buf, buf, 2.0, 2 * TILE)  # bug: count in bytes / 2, not elements
+    data_copy(ctx, y, 0, buf, 0, TILE)
+
+
+@an.kernel
+def vector_op_on_global_memory(ctx, x, y, n):
+    adds(ctx, y, x, 1.0, n)  # bug: vector units read UB only; CopyIn missing
+
+
+@an.kernel
+def tail_written_from_a_partial_tile(ctx, x, y, n):
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    data_copy_pad(ctx, buf, 0, x, 0, 1, n * 4, 0, 0)  # 13 floats loaded
+    data_copy(ctx, y, 0, buf, 0, 16)  # bug: two whole blocks written back, 3 floats never loaded
+
+
+@an.kernel
+def every_lane_writes_block_zero(ctx, x, y, n):
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    data_copy(ctx, buf, 0, x, 0, TILE)  # bug: offsets forgot GetBlockIdx()
+    data_copy(ctx, y, 0, buf, 0, TILE)
+
+
+@an.kernel
+def ttrans_destination_too_small(ctx, x, y, n):
+    src = alloc_buffer(ctx, 16 * 16, np.float32)
+    dst = alloc_buffer(ctx, 16 * 8, np.float32)  # bug: sized for 8 columns, 16 transposed
+    tmp = alloc_buffer(ctx, 16 * 16, np.float32)
+    data_copy(ctx, src, 0, x, 0, 16 * 16)
+    ttrans(ctx, dst, 16, src, 16, 16, 16, tmp)
+    data_copy(ctx, y, 0, dst, 0, 16 * 8)
+
+
+@an.kernel
+def pad_stride_in_bytes_on_the_ub_side(ctx, x, y, n):
+    buf = alloc_buffer(ctx, 8 * 16, np.float32)
+    # bug: 8 rows of 32 bytes into UB with a 32 "byte" gap: UB strides count 32-byte blocks
+    data_copy_pad(ctx, buf, 0, x, 0, 8, 32, 0, 32)
+    data_copy(ctx, y, 0, buf, 0, 8 * 16)
+
+
+def _args(n):
+    x = np.arange(n, dtype=np.float32)
+    return x, np.full(n, -1.0, np.float32)
+
+
+# kernel, n elements, block_dim, then the expected lane, primitive, operand, rule.
+CORPUS = [
+    (off_by_one_tiles, 1024, 1, 0, "DataCopy", "src", "gm-out-of-bounds"),
+    (unaligned_tail_copy, 1003, 1, 0, "DataCopy", "src", "data-copy-count-unaligned"),
+    (queue_slot_overlaps_next_buffer, 1024, 1, 0, "DataCopy", "dst", "ub-outside-buffer"),
+    (accumulator_never_zeroed, 1024, 1, 0, "Add", "src", "ub-uninitialized-read"),
+    (floor_start_ceil_count, 80, 4, 1, "DataCopy", "dst", "gm-write-race"),
+    (three_half_ub_buffers, 64, 2, 0, "alloc_buffer", "dst", "ub-over-capacity"),
+    (stencil_halo_past_the_end, 1024, 4, 3, "DataCopy", "src", "gm-out-of-bounds"),
+    (gather_offsets_in_elements_times_two, 64, 1, 0, "Gather", "src", "ub-outside-buffer"),
+    (ub_offset_not_on_a_block, 128, 1, 0, "DataCopy", "dst", "ub-address-unaligned"),
+    (vector_count_twice_the_tile, 64, 1, 0, "Muls", "src", "ub-outside-buffer"),
+    (vector_op_on_global_memory, 64, 1, 0, "Adds", "src", "ub-outside-ub"),
+    (tail_written_from_a_partial_tile, 13, 1, 0, "DataCopy", "src", "ub-uninitialized-read"),
+    (every_lane_writes_block_zero, 64, 3, 1, "DataCopy", "dst", "gm-write-race"),
+    (ttrans_destination_too_small, 256, 1, 0, "TTRANS", "dst", "ub-outside-buffer"),
+    (pad_stride_in_bytes_on_the_ub_side, 256, 1, 0, "DataCopyPad", "dst", "ub-outside-buffer"),
+]
+
+
+@pytest.mark.parametrize("kernel, n, block_dim, lane, primitive, operand, rule", CORPUS,
+                         ids=[c[0].py_func.__name__ for c in CORPUS])
+def test_broken_kernel_is_caught(kernel, n, block_dim, lane, primitive, operand, rule):
+    x, y = _args(n)
+    before = (x.copy(), y.copy())
+    with pytest.raises(an.KernelCheckError) as caught:
+        kernel.launch(x, y, n, block_dim=block_dim, checked=True)
+    err = caught.value
+    assert (err.lane, err.primitive, err.operand, err.rule) == (lane, primitive, operand, rule), str(err)
+    assert str(err).startswith(f"lane {lane}, {primitive}: [{rule}]")
+    assert isinstance(err, an.KernelError)
+    # Nothing the lanes wrote survives a failed checked launch.
+    assert x.tobytes() == before[0].tobytes() and y.tobytes() == before[1].tobytes()
+
+
+def test_messages_name_offsets_and_tensors():
+    x, y = _args(1024)
+    with pytest.raises(an.KernelCheckError) as caught:
+        off_by_one_tiles.launch(x, y, 1024, block_dim=1, checked=True)
+    assert caught.value.details == {"tensor": "x (argument 0)", "start": 4096, "end": 4352, "tensor_bytes": 4096,
+                                    "limit": 4128}
+    assert "bytes [4096, 4352) outside the tensor's 4096 bytes plus padding (4128 bytes)" in str(caught.value)
+    x, y = _args(80)
+    with pytest.raises(an.KernelCheckError) as caught:
+        floor_start_ceil_count.launch(x, y, 80, block_dim=4, checked=True)
+    assert caught.value.details == {"tensor": "y (argument 1)", "byte": 64, "other_lane": 0}
+    x, y = _args(64)
+    with pytest.raises(an.KernelCheckError) as caught:
+        three_half_ub_buffers.launch(x, y, 64, block_dim=2, checked=True)
+    ub = an.get_platform("A2").ub_size
+    assert caught.value.details == {"requested_end": 3 * (ub // 2), "ub_size": ub}
+
+
+def test_unchecked_runs_of_broken_kernels_stay_memory_safe():
+    # The device would corrupt memory or read garbage; unchecked here, every copy is clamped to
+    # its tensors, so the process survives and read-only inputs stay as they were.
+    for kernel, n, block_dim, *_ in CORPUS:
+        if kernel is three_half_ub_buffers:
+            continue  # unchecked, an over-capacity plan is a KernelError (next test)
+        x, y = _args(n)
+        kernel.launch(x, y, n, block_dim=block_dim)
+        assert np.array_equal(x, np.arange(n, dtype=np.float32))
+
+
+def test_unchecked_over_capacity_is_still_a_kernel_error():
+    x, y = _args(64)
+    with pytest.raises(an.KernelError, match="exceeds ub_size"):
+        three_half_ub_buffers.launch(x, y, 64, block_dim=2)
+
+
+@an.kernel
+def correct_scaled_copy(ctx, x, y, n):
+    """The fixed version of several bugs above: aligned tiles, exact tail, zeroed accumulator."""
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    acc = alloc_buffer(ctx, TILE, np.float32)
+    duplicate(ctx, acc, 0.0, TILE)
+    start, end = contiguous_lane_range(ctx, (n + TILE - 1) // TILE)
+    for t in range(start, end):
+        pos = t * TILE
+        k = min(TILE, n - pos)
+        k_blocks = (k + 7) // 8 * 8
+        data_copy(ctx, buf, 0, x, pos, k_blocks)
+        add(ctx, buf, buf, acc, k_blocks)
+        if k == TILE:
+            data_copy(ctx, y, pos, buf, 0, TILE)
+        else:
+            data_copy_pad(ctx, y, pos, buf, 0, 1, k * 4, 0, 0)
+
+
+@pytest.mark.parametrize("n, block_dim", [(1003, 1), (1003, 7), (64, 48), (5, 3)])
+def test_a_correct_kernel_passes_and_checked_results_equal_unchecked(n, block_dim):
+    x, y = _args(n)
+    correct_scaled_copy.launch(x, y, n, block_dim=block_dim, checked=True)
+    assert np.array_equal(y, x)
+    y2 = np.zeros_like(y)
+    correct_scaled_copy.launch(x, y2, n, block_dim=block_dim)
+    assert y2.tobytes() == y.tobytes()
+
+
+def test_checked_and_traced_together():
+    x, y = _args(1003)
+    trace = correct_scaled_copy.launch(x, y, 1003, block_dim=4, checked=True, trace=True)
+    assert np.array_equal(y, x)
+    assert trace.totals()["bytes_ub_to_gm"] == x.nbytes
