@@ -106,6 +106,63 @@ def _copy_short(typingctx, dst, dst_byte, src, src_byte, nbytes):
     return sig, codegen
 
 
+@intrinsic
+def _copy_fixed(typingctx, dst, dst_byte, src, src_byte, width):
+    """Copy a compile-time constant number of bytes: one unaligned load and store."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
+            and isinstance(width, types.IntegerLiteral)):
+        return None
+    nbytes = width.literal_value
+    sig = types.void(dst, types.intp, src, types.intp, width)
+
+    def codegen(context, builder, signature, args):
+        d, d_off, s, s_off, _ = args
+        byte_ptr = ir.IntType(8).as_pointer()
+        d_ptr = builder.gep(builder.bitcast(context.make_array(signature.args[0])(context, builder, d).data,
+                                            byte_ptr), [d_off])
+        s_ptr = builder.gep(builder.bitcast(context.make_array(signature.args[2])(context, builder, s).data,
+                                            byte_ptr), [s_off])
+        cgutils.raw_memmove(builder, d_ptr, s_ptr, ir.Constant(ir.IntType(64), nbytes), 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@jit(inline="always")
+def _copy_blocks_inside(dst, d, dst_pitch, src, s, src_pitch, block_count, block_len):
+    """Strided block copies known to lie inside both arrays; word-sized blocks take one move each."""
+    if block_len == 4:
+        for _ in range(block_count):
+            _copy_fixed(dst, d, src, s, 4)
+            s += src_pitch
+            d += dst_pitch
+    elif block_len == 8:
+        for _ in range(block_count):
+            _copy_fixed(dst, d, src, s, 8)
+            s += src_pitch
+            d += dst_pitch
+    elif block_len == 2:
+        for _ in range(block_count):
+            _copy_fixed(dst, d, src, s, 2)
+            s += src_pitch
+            d += dst_pitch
+    elif block_len == 1:
+        for _ in range(block_count):
+            _copy_fixed(dst, d, src, s, 1)
+            s += src_pitch
+            d += dst_pitch
+    elif block_len < _SMALL_COPY:
+        for _ in range(block_count):
+            _copy_short(dst, d, src, s, block_len)
+            s += src_pitch
+            d += dst_pitch
+    else:
+        for _ in range(block_count):
+            _memmove(dst, d, src, s, block_len)
+            s += src_pitch
+            d += dst_pitch
+
+
 @jit(inline="always")
 def _copy_bytes(dst, dst_byte, src, src_byte, nbytes):
     """Copy bytes, clamped to both arrays; out-of-range parts are dropped."""
@@ -277,7 +334,14 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
     if src_pitch == block_len and dst_pitch == block_len:  # gapless on both sides: one copy
         _copy_bytes(dst, d, src, s, block_count * block_len)
         return
-    for _ in range(block_count):
+    if block_len <= 0 or block_count <= 0:
+        return
+    if s >= 0 and d >= 0 and src_pitch >= 0 and dst_pitch >= 0 \
+            and s + (block_count - 1) * src_pitch + block_len <= src.nbytes \
+            and d + (block_count - 1) * dst_pitch + block_len <= dst.nbytes:
+        _copy_blocks_inside(dst, d, dst_pitch, src, s, src_pitch, block_count, block_len)
+        return
+    for _ in range(block_count):  # partly outside (GM padding): clamp each block
         _copy_bytes(dst, d, src, s, block_len)
         s += src_pitch
         d += dst_pitch

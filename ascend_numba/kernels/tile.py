@@ -14,8 +14,11 @@ path the host chose from the tiling:
 4. Gather    -- a byte-offset table built once in tmpBuf; many short rows
    rearranged per Gather call from a double-buffered inQue.
 5. PerRow    -- each row read and written; a big aligned first write when the
-   output row is aligned; segments and consecutive rows with the same source
-   are copied from output already written (GM -> UB -> GM) in doubling blocks.
+   output row is aligned; a row's repeated segments are copied from output
+   already written (GM -> UB -> GM) in doubling blocks; rows shorter than a
+   block that Gather cannot take are read in batches and written with strided
+   DataCopyPad; rows that repeat rows this lane wrote (isRepeat, on any dim)
+   are copied in big blocks.
 
 Exact-length writes use DataCopyPad; GM reads round up to the block (device
 GM padding), never writes.  Reading back output the lane wrote itself needs an
@@ -227,30 +230,81 @@ def _process_gather(ctx, x, y, t, geometry, in_q, out_q, tmp, buf_b):
         row += k
 
 
+@jit(inline="always")
+def _repeated_rows(t, row, first):
+    """isRepeat: when output row ``row`` (and the rows after it, to the end of a block of some
+    dim d where its coordinate is past the input's) repeats rows this lane already wrote
+    (``>= first``), return (the earlier row, the rows to the block's end, the row shift);
+    else (-1, 0, 0).  The outermost such dim gives the longest run."""
+    rows_per = 1  # output rows per step of dim d
+    r = row
+    earlier, count, shift = -1, 0, 0
+    for d in range(t.numDims - 2, -1, -1):
+        c = r % t.outputShape[d]
+        back = t.inputShape[d] * rows_per  # one input period of dim d, in rows: same source
+        if c >= t.inputShape[d] and row - back >= first:
+            earlier, shift = row - back, back
+            count = (t.outputShape[d] - c) * rows_per - row % rows_per
+        r //= t.outputShape[d]
+        rows_per *= t.outputShape[d]
+    return earlier, count, shift
+
+
+@jit
+def _copy_output_forward(ctx, y, src_b, dst_b, total_b, shift_b, ub, buf_b):
+    """Copy written output ``[src_b, src_b + total_b)`` to ``dst_b`` (GM -> UB -> GM); chunks of at
+    most ``shift_b`` bytes, so a chunk's source is always already written."""
+    done = 0
+    while done < total_b:
+        n = min(total_b - done, buf_b, shift_b)
+        data_copy_pad(ctx, ub, 0, y, src_b + done, 1, n, 0, 0)
+        _write_exact(ctx, y, dst_b + done, ub, 0, n)
+        done += n
+
+
 @jit
 def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
     bb = ctx.block_bytes
     big_write = out_inner_b % bb == 0  # canBigWrite: rounding up stays inside the row
+    # Rows shorter than a block that Gather cannot take (the seed keeps 1-byte elements at
+    # rank > 2 off Gather), with few repeats, are read in batches (one row per UB block) and
+    # written with one strided DataCopyPad per repeat: a run of consecutive source rows.
+    inner = inner_b // eb
+    gather_takes_it = mult > 1 and inner <= 16 and inner * mult <= 32 and (t.numDims <= 2 or eb >= 2)
+    batched = inner_b < bb and mult <= 16 and not gather_takes_it
+    run = t.inputShape[t.numDims - 2] if t.numDims >= 2 else 1
     row, end = contiguous_lane_range(ctx, outer)
-    prev_src = -1
+    first = row
     while row < end:
+        earlier, count, shift = _repeated_rows(t, row, first)
+        if count > 0:  # isRepeat: copy rows this lane wrote, in big blocks
+            n = min(count, end - row)
+            _copy_output_forward(ctx, y, earlier * out_inner_b, row * out_inner_b, n * out_inner_b,
+                                 shift * out_inner_b, out_q, buf_b)
+            trace_work(ctx, n)
+            row += n
+            continue
         src_b = src_offset(t, row) * eb
         row_b = row * out_inner_b
-        if src_b == prev_src:  # isRepeat: copy the row just written
-            _replicate_in_gm(ctx, y, row_b - out_inner_b, out_inner_b, 2, out_q, buf_b)
-        else:
-            c = 0
-            while c < inner_b:
-                n = min(buf_b, inner_b - c)
-                data_copy(ctx, in_q, 0, x, src_b + c, _align_up(n, bb))
-                if big_write:
-                    data_copy(ctx, y, row_b + c, in_q, 0, _align_up(n, bb))
-                else:
-                    _write_exact(ctx, y, row_b + c, in_q, 0, n)
-                c += n
-            _replicate_in_gm(ctx, y, row_b, inner_b, mult, out_q, buf_b)
-        prev_src = src_b
+        if batched:
+            k = min(end - row, (row // run + 1) * run - row, buf_b // bb)
+            data_copy_pad(ctx, in_q, 0, x, src_b, k, inner_b, 0, 0)
+            for m in range(mult):
+                data_copy_pad(ctx, y, row_b + m * inner_b, in_q, 0, k, inner_b, 0, out_inner_b - inner_b)
+            trace_work(ctx, k)
+            row += k
+            continue
+        c = 0
+        while c < inner_b:
+            n = min(buf_b, inner_b - c)
+            data_copy(ctx, in_q, 0, x, src_b + c, _align_up(n, bb))
+            if big_write:
+                data_copy(ctx, y, row_b + c, in_q, 0, _align_up(n, bb))
+            else:
+                _write_exact(ctx, y, row_b + c, in_q, 0, n)
+            c += n
+        _replicate_in_gm(ctx, y, row_b, inner_b, mult, out_q, buf_b)
         trace_work(ctx, 1)
         row += 1
 
