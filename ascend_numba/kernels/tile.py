@@ -183,15 +183,14 @@ def _gather_words(ctx, out_q, in_q, slot_b, table, count, word):
 @jit
 def _process_gather(ctx, x, y, t, geometry, in_q, out_q, tmp, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
-    inner = inner_b // eb
-    out_inner = inner * mult
     bb = ctx.block_bytes
-    # Gather moves words: the element itself for 1/2/4/8-byte types, else the widest power of two dividing it.
+    # Gather moves words: the widest power of two (up to 8 bytes) dividing the input row, so a
+    # row of four fp16 takes one 8-byte word, as the device reinterprets a tensor to gather wider.
     word = 8
-    while eb % word:
+    while inner_b % word:
         word //= 2
-    per_elem = eb // word
-    row_words = out_inner * per_elem
+    in_words = inner_b // word
+    row_words = out_inner_b // word
     slot_b = buf_b // 2 // bb * bb  # inQue depth 2: two slots, ping-pong
     # Runs of consecutive output rows whose sources are consecutive input rows: a batch never crosses one.
     run = t.inputShape[t.numDims - 2] if t.numDims >= 2 else 1
@@ -208,8 +207,7 @@ def _process_gather(ctx, x, y, t, geometry, in_q, out_q, tmp, buf_b):
     first = min(unit, max_rows)
     for j in range(first * row_words):
         r, w = j // row_words, j % row_words
-        e, part = w // per_elem, w % per_elem
-        set_value(ctx, table, j, r * inner_b + (e % inner) * eb + part * word)
+        set_value(ctx, table, j, r * inner_b + (w % in_words) * word)
     built = first
     while built < max_rows:
         n = min(built, max_rows - built) // unit * unit
