@@ -6,6 +6,9 @@ the 32-byte block on the UB side) and transposes them with :func:`ttrans`.
 """
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from ._jit import jit
 from .launch import kernel
@@ -44,7 +47,7 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
             lane_error(ctx, ERR_TMP_TOO_SMALL, cols * tmp_stride)
             return
         count_event(ctx, STATE_TTRANS_VECTOR)
-        _blocked_transpose(tmp, np.uint64(tmp_stride), src, np.uint64(src_stride), rows, cols, rs)
+        _blocked_transpose(tmp, tmp_stride, src, src_stride, rows, cols)
         # tmp -> dst inside the instruction: no DataCopy of its own.
         if rows == tmp_stride and dst_stride == tmp_stride:  # rows fill both pitches: one copy
             _copy_bytes(dst, 0, tmp, 0, cols * rows * itemsize)
@@ -60,18 +63,61 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
                 dst[j * ds + i] = src[i * ss + j]
 
 
+@intrinsic
+def _transpose_square(typingctx, dst, dst_off, dst_stride, src, src_off, src_stride):
+    """Transpose one square block of 32-byte rows (8x8 fp32, 16x16 fp16, 32x32 int8, 4x4 fp64)
+    in registers: load its rows as vectors, log2(B) rounds of interleaves, store the columns.
+    Offsets and strides in elements; the caller keeps the block inside both arrays."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
+        return None
+    itemsize = src.dtype.bitwidth // 8
+    side = 32 // itemsize
+    sig = types.void(dst, types.int64, types.int64, src, types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        d, d_off, d_stride, s, s_off, s_stride = args
+        elem = ir.IntType(8 * itemsize)
+        row_type = ir.VectorType(elem, side)
+        d_base = builder.bitcast(context.make_array(signature.args[0])(context, builder, d).data, elem.as_pointer())
+        s_base = builder.bitcast(context.make_array(signature.args[3])(context, builder, s).data, elem.as_pointer())
+
+        def row_pointer(base, off, stride, r):
+            index = builder.add(off, builder.mul(stride, ir.Constant(ir.IntType(64), r)))
+            return builder.bitcast(builder.gep(base, [index]), row_type.as_pointer())
+
+        rows = [builder.load(row_pointer(s_base, s_off, s_stride, r), align=1) for r in range(side)]
+        # Interleaving row i with row i + side/2, low and high halves, log2(side) times transposes.
+        half = side // 2
+        mask_type = ir.VectorType(ir.IntType(32), side)
+        low = ir.Constant(mask_type, [k for i in range(half) for k in (i, side + i)])
+        high = ir.Constant(mask_type, [k for i in range(half, side) for k in (i, side + i)])
+        for _ in range(side.bit_length() - 1):
+            rows = [v for i in range(half) for v in (builder.shuffle_vector(rows[i], rows[i + half], low),
+                                                     builder.shuffle_vector(rows[i], rows[i + half], high))]
+        for c in range(side):
+            builder.store(rows[c], row_pointer(d_base, d_off, d_stride, c), align=1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 @jit(inline="always")
-def _blocked_transpose(tmp, ts, src, ss, rows, cols, block):
-    # Square blocks keep both sides of the exchange in L1; unsigned indices skip the
-    # negative-index test on every access.
-    for i0 in range(0, rows, block):
-        i1 = np.uint64(min(i0 + block, rows))
-        for j0 in range(0, cols, block):
-            j1 = np.uint64(min(j0 + block, cols))
-            for j in range(np.uint64(j0), j1):
-                row = j * ts
-                for i in range(np.uint64(i0), i1):
-                    tmp[row + i] = src[i * ss + j]
+def _blocked_transpose(tmp, ts, src, ss, rows, cols):
+    """``tmp[j*ts + i] = src[i*ss + j]``: whole 32-byte square blocks in registers, the edges
+    element by element (unsigned indices skip the negative-index test on every access)."""
+    side = 32 // src.itemsize
+    full_rows = rows // side * side
+    full_cols = cols // side * side
+    for i0 in range(0, full_rows, side):
+        for j0 in range(0, full_cols, side):
+            _transpose_square(tmp, j0 * ts + i0, ts, src, i0 * ss + j0, ss)
+    uts, uss = np.uint64(ts), np.uint64(ss)
+    for i in range(np.uint64(rows)):  # the columns past the last whole block
+        for j in range(np.uint64(full_cols), np.uint64(cols)):
+            tmp[j * uts + i] = src[i * uss + j]
+    for i in range(np.uint64(full_rows), np.uint64(rows)):  # the rows past the last whole block
+        for j in range(np.uint64(full_cols)):
+            tmp[j * uts + i] = src[i * uss + j]
 
 
 @kernel
