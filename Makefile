@@ -16,8 +16,9 @@ setup: $(STAMP)
 demo: setup
 	$(VENV)/bin/ascend-numba golden examples/cases.yaml --out out/golden
 
+# Whole test files per worker, one worker per core: compiling the kernels is most of the run.
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadfile
 
 bench: setup
 	$(PY) -m pytest bench --benchmark-only --benchmark-columns=median,iqr,rounds --benchmark-sort=name -q

@@ -74,12 +74,15 @@ def test_zero_ulp_against_reference(dtype, amsgrad, maximize, variant):
     assert mgn.tobytes() == mgn_before.tobytes()  # read, never written
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-@pytest.mark.parametrize("amsgrad, maximize", KEYS)
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+# Checked mode (SPEC §8) on the 0-ULP test's shape and 7 lanes, for every dtype x variant with the
+# key that allocates and runs the most (amsgrad and maximize), and the plain key once: each
+# specialization is a separate compile, so not all 24.
+CHECKED_CASES = [(d, True, True, var) for d in DTYPES for var in VARIANTS] + [(np.float16, False, False, "seed")]
+
+
+@pytest.mark.parametrize("dtype, amsgrad, maximize, variant", CHECKED_CASES, ids=str)
 def test_checked_mode_passes_and_changes_no_bit(dtype, amsgrad, maximize, variant):
-    # Every specialization breaks no rule of checked mode (SPEC §8), on a tail and 7 lanes.
-    var, m, v, grad, mgn = _state(dtype, n=100_003, seed=2)
+    var, m, v, grad, mgn = _state(dtype, seed=2)
     ref = apply_adamw_reference(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=amsgrad,
                                 maximize=maximize, variant=variant)
     got = an.apply_adamw(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn if amsgrad else None, amsgrad=amsgrad,
