@@ -1,10 +1,11 @@
 """Checked mode, compiled side: the verification hooks every primitive calls (SPEC §8).
 
 Each hook dispatches on the lane context type.  With a plain :class:`Lane` or a
-:class:`TracedLane` it compiles to nothing, so unchecked kernels pay nothing;
-with a :class:`CheckedLane` it verifies the primitive's accesses before the
-primitive runs and records the lane's first violation in its check row (the
-layout and rules are in :mod:`ascend_numba.host.check`).  Hooks take scalars
+:class:`TracedLane` it compiles to ``True`` and nothing else, so unchecked
+kernels pay nothing; with a :class:`CheckedLane` it verifies the primitive's
+accesses before the primitive runs, records the lane's first violation in its
+check row (the layout and rules are in :mod:`ascend_numba.host.check`) and
+returns whether the primitive may run.  Hooks take scalars
 (addresses and sizes), never arrays: see :mod:`.lane`.
 
 What is tracked: the UB shadow holds one byte per UB byte, set to the lane's
@@ -12,9 +13,9 @@ epoch when a primitive writes it (each lane has a new epoch, so nothing needs
 clearing between lanes); each GM argument has an owner map, one byte per byte
 (uint16 past 254 lanes) holding ``lane + 1`` of its writer, and a backup that
 receives each byte's old value before its first write, so a failed launch can
-put the caller's arrays back as they were.  Checked launches
-run lanes one after another, so the owner test needs no atomics and the first
-violation found is always the same one.
+put the caller's arrays back as they were.  Checked launches run lanes one
+after another, so the owner test needs no atomics and the first violation
+found is always the same one.
 """
 
 from __future__ import annotations
