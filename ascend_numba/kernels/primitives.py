@@ -129,28 +129,25 @@ def _copy_fixed(typingctx, dst, dst_byte, src, src_byte, width):
 
 
 @jit(inline="always")
+def _copy_rows_fixed(dst, d, dst_pitch, src, s, src_pitch, block_count, width):
+    # ``width`` is a literal at every call (inlining keeps it one), so each move is a single one.
+    for _ in range(block_count):
+        _copy_fixed(dst, d, src, s, width)
+        s += src_pitch
+        d += dst_pitch
+
+
+@jit(inline="always")
 def _copy_blocks_inside(dst, d, dst_pitch, src, s, src_pitch, block_count, block_len):
     """Strided block copies known to lie inside both arrays; word-sized blocks take one move each."""
     if block_len == 4:
-        for _ in range(block_count):
-            _copy_fixed(dst, d, src, s, 4)
-            s += src_pitch
-            d += dst_pitch
+        _copy_rows_fixed(dst, d, dst_pitch, src, s, src_pitch, block_count, 4)
     elif block_len == 8:
-        for _ in range(block_count):
-            _copy_fixed(dst, d, src, s, 8)
-            s += src_pitch
-            d += dst_pitch
+        _copy_rows_fixed(dst, d, dst_pitch, src, s, src_pitch, block_count, 8)
     elif block_len == 2:
-        for _ in range(block_count):
-            _copy_fixed(dst, d, src, s, 2)
-            s += src_pitch
-            d += dst_pitch
+        _copy_rows_fixed(dst, d, dst_pitch, src, s, src_pitch, block_count, 2)
     elif block_len == 1:
-        for _ in range(block_count):
-            _copy_fixed(dst, d, src, s, 1)
-            s += src_pitch
-            d += dst_pitch
+        _copy_rows_fixed(dst, d, dst_pitch, src, s, src_pitch, block_count, 1)
     elif block_len < _SMALL_COPY:
         for _ in range(block_count):
             _copy_short(dst, d, src, s, block_len)
