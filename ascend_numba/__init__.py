@@ -13,6 +13,7 @@ from .host.tile_plan import TilePlan, plan_tile
 from .kernels import Kernel, KernelCheckError, KernelError, kernel
 from .errors import AclnnParamError, ParamDtypeError, ParamInvalidError, ParamNullptrError
 from .host.adamw_plan import plan_adamw
+from .memory import clear_output_pool, output_pool_info, output_pool_limit
 from .ops.adamw import apply_adamw
 from .ops.copy import staged_copy
 from .ops.tile import repeat, tile
@@ -28,4 +29,5 @@ __all__ = [
     "apply_adamw", "plan_adamw",
     "transpose2d", "convert_format", "ttrans_tmp_bytes", "TTransRuleError",
     "AclnnParamError", "ParamNullptrError", "ParamInvalidError", "ParamDtypeError",
+    "output_pool_limit", "output_pool_info", "clear_output_pool",
 ]

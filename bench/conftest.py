@@ -7,6 +7,8 @@ than X).  Mark references with ``ref(benchmark, "name")``.
 
 from __future__ import annotations
 
+import contextlib
+
 import numba
 import numpy as np
 import pytest
@@ -34,6 +36,18 @@ def _parallel_copy(dst, src):
 def parallel_copy(dst: np.ndarray, src: np.ndarray) -> None:
     """The bandwidth limit: a plain multi-threaded memcpy of ``src`` into ``dst`` (same size)."""
     _parallel_copy(dst.reshape(-1).view(np.uint8), src.reshape(-1).view(np.uint8))
+
+
+@contextlib.contextmanager
+def output_pool(enabled: bool):
+    """Run with ascend_numba's output pool on (the default) or off: off, every fresh result
+    pays the operating system's page faults, as np.tile's and torch's do."""
+    import ascend_numba as an
+    previous = an.output_pool_limit(None if enabled else 0)
+    try:
+        yield
+    finally:
+        an.output_pool_limit(previous)
 
 
 def ref(benchmark, name: str) -> None:

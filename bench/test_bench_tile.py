@@ -1,8 +1,8 @@
 """Tile: each case next to np.tile, torch.repeat (when installed) and a same-size parallel copy.
 
-Groups: the seed's four shapes x six dtypes; big_2D and small_inner with and
-without a preallocated ``out``; each fast path against forced PerRow on a shape
-that picks it.  Read the ratio table printed at the end of the run.
+Groups: the seed's four shapes x six dtypes; big_2D and small_inner fresh (output
+pool on, the default), fresh with the pool off ("no pool") and into a preallocated
+``out``; each fast path against forced PerRow on a shape that picks it.  Read the ratio table printed at the end of the run.
 """
 
 import numpy as np
@@ -10,7 +10,7 @@ import pytest
 
 import ascend_numba as an
 
-from conftest import HAVE_TORCH, parallel_copy, ref
+from conftest import HAVE_TORCH, output_pool, parallel_copy, ref
 
 SEED = {
     "large_2D": ((1024, 1024), (2, 2)),
@@ -58,6 +58,7 @@ def _group_cases(group, x, reps, out, *, with_out=False):
     out_src = np.empty_like(out)
     if with_out:
         cases["ascend_numba.tile out="] = lambda: an.tile(x, reps, out=out)
+        cases["ascend_numba.tile no pool"] = cases["ascend_numba.tile"]
     if HAVE_TORCH:
         import torch
         tx = torch.from_numpy(x.copy())
@@ -68,7 +69,9 @@ def _group_cases(group, x, reps, out, *, with_out=False):
 def _bench(benchmark, name, fn, nbytes):
     if name in ("np.tile", "torch.repeat", "parallel copy (same bytes)"):
         ref(benchmark, name.split(" ")[0] if name.startswith("parallel") else name)
-    benchmark(fn)
+    with output_pool(not name.endswith("no pool")):
+        fn()
+        benchmark(fn)
     _record(benchmark, nbytes)
 
 
@@ -88,7 +91,7 @@ def test_seed_shapes(benchmark, name, dtype, case):
     _bench(benchmark, case, cases[case], _traffic(x, out))
 
 
-@pytest.mark.parametrize("case", CASE_NAMES + ["ascend_numba.tile out="])
+@pytest.mark.parametrize("case", CASE_NAMES + ["ascend_numba.tile out=", "ascend_numba.tile no pool"])
 @pytest.mark.parametrize("name", list(LARGE))
 def test_large(benchmark, name, case):
     shape, reps, dtype = LARGE[name]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.launch import check_block_dim
+from ..memory import empty
 
-__all__ = ["as_input", "check_block_dim", "check_out"]
+__all__ = ["as_input", "check_block_dim", "check_out", "empty"]
 
 
 def as_input(x) -> np.ndarray:
@@ -20,9 +21,10 @@ def as_input(x) -> np.ndarray:
 
 
 def check_out(out, shape: tuple, dtype: np.dtype) -> np.ndarray:
-    """A fresh C-contiguous result, or the caller's ``out`` after checking it fits exactly."""
+    """A fresh C-contiguous result (from the output pool), or the caller's ``out`` after checking
+    it fits exactly."""
     if out is None:
-        return np.empty(shape, dtype)
+        return empty(shape, dtype)
     if not isinstance(out, np.ndarray):
         raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
     if out.shape != tuple(shape):

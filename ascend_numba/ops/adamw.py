@@ -11,7 +11,7 @@ from ..host.platform import get_platform
 from ..host.tiling import numpy_dtype
 from ..kernels.adamw import adamw_kernel
 from ..kernels.launch import as_gm
-from ._args import check_block_dim
+from ._args import check_block_dim, empty
 
 __all__ = ["apply_adamw", "ADAMW_DTYPES", "check_adamw_args"]
 
@@ -96,7 +96,7 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
                 raise ParamInvalidError(f"ApplyAdamW: {name} must be C-contiguous and writeable to update in place")
         outs = (var, m, v)
     else:
-        outs = tuple(np.empty_like(a, order="C") for a in (var, m, v))
+        outs = tuple(empty(a.shape, a.dtype) for a in (var, m, v))
     if var.size == 0:
         return (outs, None) if trace else outs
     plan = plan_adamw(var.size, ADAMW_DTYPES[dtype], variant, bool(amsgrad), bool(maximize), block_dim, plat)

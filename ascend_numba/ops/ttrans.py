@@ -13,7 +13,7 @@ from ..host.ttrans_plan import (
 )
 from ..kernels.primitives import STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR
 from ..kernels.ttrans import fractal_z_3d_kernel, fractal_z_kernel, transpose_kernel
-from ._args import as_input, check_block_dim, check_out
+from ._args import as_input, check_block_dim, check_out, empty
 
 __all__ = ["transpose2d", "convert_format", "ttrans_tmp_bytes", "TTransRuleError"]
 
@@ -92,7 +92,7 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
         c0 = _c0(c0, size, allow_four=True)
         c1 = ceil_div(ch, c0)
         outer = int(np.prod(gn))
-        out = np.empty(tuple(gn) + (c1, h, w, c0), arr.dtype)
+        out = empty(tuple(gn) + (c1, h, w, c0), arr.dtype)
         check_a5_alignment(plat, w * size, c0 * size)
         tiling = plan_transpose_blocks(outer, c1, c0, h * w, ch, c1 * h * w, c0, ch * h * w, c0 * h * w, h * w,
                                        c1 * h * w * c0, h * w * c0, c0, size, plat)
@@ -104,7 +104,7 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
         if not 0 < ch <= c1 * cc0:
             raise ValueError(f"c must be in 1..{c1 * cc0}, got {c}")
         outer = int(np.prod(gn))
-        out = np.empty(tuple(gn) + (ch, h, w), arr.dtype)
+        out = empty(tuple(gn) + (ch, h, w), arr.dtype)
         tiling = plan_transpose_blocks(outer, c1, h * w, cc0, c1 * h * w, ch, h * w, c1 * h * w * cc0, h * w * cc0,
                                        cc0, ch * h * w, cc0 * h * w, h * w, size, plat)
         kernel = transpose_kernel
@@ -115,7 +115,7 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
             raise TTransRuleError(f"FRACTAL_Z needs C0 * sizeof = {plat.block_bytes} bytes, got C0={cc0}")
         groups = int(np.prod(g))
         n_padded = ceil_div(n, n0) * n0
-        out = np.empty((groups * c1 * h * w, n_padded // n0, n0, cc0), arr.dtype)
+        out = empty((groups * c1 * h * w, n_padded // n0, n0, cc0), arr.dtype)
         tiling = plan_fractal_z(groups, n, c1 * h * w, cc0, n_padded, size, plat)
         kernel = fractal_z_kernel
     else:  # NCDHW -> FRACTAL_Z_3D
@@ -123,12 +123,12 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
         c0 = _c0(c0, size, allow_four=False)
         c1 = ceil_div(ch, c0)
         n_padded = ceil_div(n, n0) * n0
-        out = np.empty((d * c1 * h * w, n_padded // n0, n0, c0), arr.dtype)
+        out = empty((d * c1 * h * w, n_padded // n0, n0, c0), arr.dtype)
         tiling = plan_fractal_z_3d(n, ch, d, h * w, c0, n_padded, size, plat)
         kernel = fractal_z_3d_kernel
     if arr.size == 0 or out.size == 0:
-        empty = np.zeros(out.shape, arr.dtype)
-        return (empty, None) if trace else empty
+        nothing = np.zeros(out.shape, arr.dtype)
+        return (nothing, None) if trace else nothing
     result = _launch(kernel, arr, out, tiling, block_dim, plat, trace, checked)
     return (out, result) if trace else out
 

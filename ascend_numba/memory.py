@@ -1,0 +1,135 @@
+"""Result buffers: large op outputs are recycled instead of freshly mapped.
+
+A fresh 64 MB result costs the operating system ~6 ms of page faults and zeroing on this
+kind of machine, as much as the kernel that fills it.  Harnesses call the ops thousands of
+times on the same shapes, so, like PyTorch's caching allocator, results of at least
+:data:`MIN_POOLED_BYTES` come from a pool: when the last array (or view) using a buffer is
+garbage-collected the buffer returns to the pool, and the next result of the same size class
+reuses its already-mapped pages.  The pool holds at most :func:`output_pool_limit` bytes of
+idle buffers (default 512 MiB, or ``$ASCEND_NUMBA_OUTPUT_POOL`` bytes; 0 turns it off), the
+least recently returned dropped first.
+
+Every op writes every byte of its result, so a recycled buffer is never cleared.
+:func:`poison_outputs` fills each result with a byte pattern before the kernel runs; the
+tests turn it on so that an output byte a kernel forgot would show.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+__all__ = ["empty", "output_pool_limit", "output_pool_info", "clear_output_pool", "poison_outputs",
+           "MIN_POOLED_BYTES"]
+
+MIN_POOLED_BYTES = 1 << 20  # below this the C allocator's free lists already reuse memory
+_SIZE_CLASS = 1 << 16
+
+_lock = threading.RLock()
+_idle: "OrderedDict[int, list[np.ndarray]]" = OrderedDict()  # size class -> idle slabs, LRU order
+_state = {"limit": int(os.environ.get("ASCEND_NUMBA_OUTPUT_POOL", 512 << 20)), "held": 0, "hits": 0,
+          "misses": 0, "poison": None}
+
+
+class _Lease:
+    """Owns one slab while any array uses it (NumPy keeps it as the arrays' ``base``)."""
+
+    __slots__ = ("slab", "__array_interface__")
+
+    def __init__(self, slab: np.ndarray, nbytes: int):
+        self.slab = slab
+        self.__array_interface__ = {"data": (slab.ctypes.data, False), "shape": (nbytes,), "typestr": "|u1",
+                                    "version": 3}
+
+    def __del__(self):
+        try:
+            _give_back(self.slab)
+        except Exception:  # noqa: BLE001 - interpreter shutdown: the module may be half torn down
+            pass
+
+
+def empty(shape, dtype) -> np.ndarray:
+    """A C-contiguous uninitialized array, from the pool when it is large enough."""
+    dtype = np.dtype(dtype)
+    shape = tuple(int(s) for s in shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes < MIN_POOLED_BYTES or _state["limit"] <= 0:
+        out = np.empty(shape, dtype)
+    else:
+        size = -(-nbytes // _SIZE_CLASS) * _SIZE_CLASS
+        slab = _take(size)
+        if slab is None:
+            slab = np.empty(size, np.uint8)
+        out = np.asarray(_Lease(slab, nbytes)).view(dtype).reshape(shape)
+    if _state["poison"] is not None and out.size:
+        out.reshape(-1).view(np.uint8)[:] = _state["poison"]
+    return out
+
+
+def _take(size: int):
+    with _lock:
+        slabs = _idle.get(size)
+        if not slabs:
+            _state["misses"] += 1
+            return None
+        slab = slabs.pop()
+        if not slabs:
+            del _idle[size]
+        _state["held"] -= size
+        _state["hits"] += 1
+        return slab
+
+
+def _give_back(slab: np.ndarray):
+    size = slab.nbytes
+    with _lock:
+        if size > _state["limit"]:
+            return
+        _idle.setdefault(size, []).append(slab)
+        _idle.move_to_end(size)
+        _state["held"] += size
+        _trim(_state["limit"])
+
+
+def _trim(limit: int):
+    while _state["held"] > limit:
+        size, slabs = next(iter(_idle.items()))
+        slabs.pop(0)
+        if not slabs:
+            del _idle[size]
+        _state["held"] -= size
+
+
+def output_pool_limit(max_bytes: int | None = None) -> int:
+    """The most idle bytes the pool keeps; with ``max_bytes``, set it (0 turns pooling off and
+    frees the idle buffers) and return the previous limit."""
+    with _lock:
+        previous = _state["limit"]
+        if max_bytes is not None:
+            if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 0:
+                raise ValueError(f"max_bytes must be a non-negative int, got {max_bytes!r}")
+            _state["limit"] = int(max_bytes)
+            _trim(_state["limit"])
+        return previous
+
+
+def output_pool_info() -> dict:
+    """Idle bytes held, the limit, and how many pooled results reused a buffer (hits) or not."""
+    with _lock:
+        return {k: _state[k] for k in ("held", "limit", "hits", "misses")}
+
+
+def clear_output_pool():
+    """Free every idle buffer."""
+    with _lock:
+        _trim(0)
+
+
+def poison_outputs(byte: int | None):
+    """Fill every result :func:`empty` returns with ``byte`` (None: leave it uninitialized)."""
+    if byte is not None and not 0 <= byte <= 255:
+        raise ValueError(f"byte must be in 0..255 or None, got {byte!r}")
+    _state["poison"] = byte
