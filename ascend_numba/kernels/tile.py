@@ -35,6 +35,11 @@ from .primitives import (
 
 SPLIT_MULT, DOUBLING, BUILD, GATHER, PER_ROW = 1, 2, 3, 4, 5
 
+# SplitMult lanes double their row in UB only this far: lanes that share a host thread each
+# redo their doubling one after another (on the device they run side by side), and past a few
+# KB a bigger doubled block saves fewer writes than the doubling costs.
+SPLIT_MULT_DOUBLING_BYTES = 8192
+
 
 @jit(inline="always")
 def _align_up(n, unit):
@@ -97,7 +102,7 @@ def _process_split_mult(ctx, x, y, t, geometry, in_q, out_q, buf_b):
         row_b = row * out_inner_b
         if inner_b % bb == 0 and 2 * inner_b <= buf_b:
             data_copy(ctx, out_q, 0, x, src_b, inner_b)
-            limit = min(buf_b, (m1 - m0) * inner_b)
+            limit = min(buf_b, (m1 - m0) * inner_b, SPLIT_MULT_DOUBLING_BYTES)
             doubled = inner_b
             while doubled * 2 <= limit:
                 data_copy(ctx, out_q, doubled, out_q, 0, doubled)
