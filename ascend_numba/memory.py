@@ -27,6 +27,7 @@ __all__ = ["empty", "output_pool_limit", "output_pool_info", "clear_output_pool"
 
 MIN_POOLED_BYTES = 1 << 20  # below this the C allocator's free lists already reuse memory
 _SIZE_CLASS = 1 << 16
+_ALIGN = 64
 
 _lock = threading.RLock()
 _idle: "OrderedDict[int, list[np.ndarray]]" = OrderedDict()  # size class -> idle slabs, LRU order
@@ -62,7 +63,9 @@ def empty(shape, dtype) -> np.ndarray:
         size = -(-nbytes // _SIZE_CLASS) * _SIZE_CLASS
         slab = _take(size)
         if slab is None:
-            slab = np.empty(size, np.uint8)
+            raw = np.empty(size + _ALIGN, np.uint8)
+            start = -raw.ctypes.data % _ALIGN  # whole cache lines: streaming stores need no plain-store edges
+            slab = raw[start:start + size]
         out = np.asarray(_Lease(slab, nbytes)).view(dtype).reshape(shape)
     if _state["poison"] is not None and out.size:
         out.reshape(-1).view(np.uint8)[:] = _state["poison"]

@@ -17,7 +17,7 @@ from numba import types
 from numba.extending import intrinsic
 
 __all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR",
-           "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "ERR_UB_CAPACITY",
+           "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM", "ERR_UB_CAPACITY",
            "ERR_TMP_TOO_SMALL"]
 
 Lane = collections.namedtuple("Lane", ["block_idx", "block_num", "ub_addr", "ub_size", "block_bytes", "state_addr"])
@@ -38,6 +38,7 @@ width, padded bytes of each GM argument)."""
 LANE_STATE_SLOTS = 8
 STATE_UB_TOP, STATE_ERROR, STATE_ERROR_DETAIL = 0, 1, 2
 STATE_TTRANS_VECTOR, STATE_TTRANS_SCALAR = 3, 4  # tiles each TTRANS path transposed
+STATE_STREAM = 5  # set by the host: UB -> GM copies of this launch bypass the CPU caches
 ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL = 1, 2
 
 

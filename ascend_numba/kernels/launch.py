@@ -43,8 +43,8 @@ from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
 from ._jit import JIT_OPTIONS, TaggedCache, jit, library_digest
 from .check import REGION_COLS
 from .lane import (
-    ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, CheckedLane, Lane,
-    TracedLane, _address,
+    ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, STATE_STREAM,
+    CheckedLane, Lane, TracedLane, _address,
 )
 
 __all__ = ["Kernel", "kernel", "KernelError", "as_gm", "check_block_dim", "MAX_BLOCK_DIM"]
@@ -307,6 +307,10 @@ class Kernel:
 
 TRACE_CAPACITY = 4096  # events logged per lane; later ones are counted, not logged
 
+# Launches whose GM tensors add up to this many bytes write GM with streaming (non-temporal)
+# stores: output that big would only push the inputs and the UB out of the CPU caches.
+STREAM_BYTES = 32 << 20
+
 
 def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, tiling_bytes: np.ndarray, *,
                trace_name: str | None = None, trace_info: dict | None = None, checked: bool = False,
@@ -317,6 +321,8 @@ def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, til
     after putting back every GM byte the lanes wrote, except in the arguments at the
     ``scratch`` positions (fresh outputs the caller drops on failure)."""
     state = np.zeros((block_dim, LANE_STATE_SLOTS), np.int64)
+    if sum(a.nbytes for a in gm_args if isinstance(a, np.ndarray)) >= STREAM_BYTES:
+        state[:, STATE_STREAM] = 1
     capacity = TRACE_CAPACITY if trace_name else 0
     trace = np.zeros((block_dim, trace_row_length(capacity)), np.int64) if trace_name or checked else _NO_TRACE
     ub_pool = _UB_POOL.get(platform.ub_size)

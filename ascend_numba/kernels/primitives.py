@@ -46,8 +46,9 @@ from .check import (
 )
 from .half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 from .lane import (
-    ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, STATE_TTRANS_SCALAR,
-    STATE_TTRANS_VECTOR, STATE_UB_TOP, CheckedLane, Lane, TracedLane, _address, _load_i64, _store_i64, _voidptr,
+    ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, STATE_STREAM,
+    STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, STATE_UB_TOP, CheckedLane, Lane, TracedLane, _address, _load_i64,
+    _store_i64, _voidptr,
 )
 
 __all__ = [
@@ -165,6 +166,64 @@ def _copy_blocks_inside(dst, d, dst_pitch, src, s, src_pitch, block_count, block
             _memmove(dst, d, src, s, block_len)
             s += src_pitch
             d += dst_pitch
+
+
+@intrinsic
+def _stream_word(typingctx, dst, dst_byte, src, src_byte):
+    """Copy 32 bytes with a non-temporal store (the destination byte address must be 32-aligned):
+    the line goes to memory without being read into the cache first."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)):
+        return None
+    sig = types.void(dst, types.intp, src, types.intp)
+
+    def codegen(context, builder, signature, args):
+        d, d_off, s, s_off = args
+        byte_ptr = ir.IntType(8).as_pointer()
+        word = ir.VectorType(ir.IntType(64), 4)
+        d_ptr = builder.gep(builder.bitcast(context.make_array(signature.args[0])(context, builder, d).data,
+                                            byte_ptr), [d_off])
+        s_ptr = builder.gep(builder.bitcast(context.make_array(signature.args[2])(context, builder, s).data,
+                                            byte_ptr), [s_off])
+        value = builder.load(builder.bitcast(s_ptr, word.as_pointer()), align=1)
+        store = builder.store(value, builder.bitcast(d_ptr, word.as_pointer()), align=32)
+        store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def _store_fence(typingctx):
+    """A full fence: the lane's non-temporal stores are globally visible before anything after it."""
+    def codegen(context, builder, signature, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+_STREAM_MIN = 256  # bytes per row below which streaming stores do not pay
+
+
+@jit(inline="always")
+def _stream_bytes(dst, d, src, s, n):
+    """``n`` bytes, inside both arrays, written with streaming stores (edges with plain ones)."""
+    head = min(n, (32 - (_address(dst) + d) % 32) % 32)
+    if head > 0:
+        _copy_short(dst, d, src, s, head)
+    k = head
+    while k + 32 <= n:
+        _stream_word(dst, d + k, src, s + k)
+        k += 32
+    if k < n:
+        _copy_short(dst, d + k, src, s + k, n - k)
+
+
+@jit(inline="always")
+def _streaming(ctx, dst, src):
+    # UB -> GM in a launch the host marked (big GM tensors): the device's MTE3 writes GM without
+    # going through a core's cache either.
+    return _load_i64(ctx.state_addr, STATE_STREAM) != 0 and in_ub(ctx, src) and not in_ub(ctx, dst)
 
 
 @jit(inline="always")
@@ -341,14 +400,23 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
                           block_count, block_len, src_pitch, dst_pitch):
         return
     _trace_copy(ctx, EVENT_DATA_COPY_PAD, _direction(ctx, dst, src), block_count * block_len)
+    if block_len <= 0 or block_count <= 0:
+        return
+    inside = s >= 0 and d >= 0 and src_pitch >= 0 and dst_pitch >= 0 \
+        and s + (block_count - 1) * src_pitch + block_len <= src.nbytes \
+        and d + (block_count - 1) * dst_pitch + block_len <= dst.nbytes
+    if inside and block_len >= _STREAM_MIN and dst_pitch != block_len and _streaming(ctx, dst, src):
+        # Rows scattered over GM: each line is written whole and not read back by this lane.
+        for _ in range(block_count):
+            _stream_bytes(dst, d, src, s, block_len)
+            s += src_pitch
+            d += dst_pitch
+        _store_fence()
+        return
     if src_pitch == block_len and dst_pitch == block_len:  # gapless on both sides: one copy
         _copy_bytes(dst, d, src, s, block_count * block_len)
         return
-    if block_len <= 0 or block_count <= 0:
-        return
-    if s >= 0 and d >= 0 and src_pitch >= 0 and dst_pitch >= 0 \
-            and s + (block_count - 1) * src_pitch + block_len <= src.nbytes \
-            and d + (block_count - 1) * dst_pitch + block_len <= dst.nbytes:
+    if inside:
         _copy_blocks_inside(dst, d, dst_pitch, src, s, src_pitch, block_count, block_len)
         return
     for _ in range(block_count):  # partly outside (GM padding): clamp each block
