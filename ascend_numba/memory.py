@@ -1,7 +1,8 @@
 """Result buffers: large op outputs are recycled instead of freshly mapped.
 
-A fresh 64 MB result costs the operating system ~6 ms of page faults and zeroing on this
-kind of machine, as much as the kernel that fills it.  Harnesses call the ops thousands of
+A fresh 64 MB result costs the operating system ~5 ms of page faults and zeroing on this
+kind of machine, as much as the kernel that fills it (the C allocator maps every block past
+32 MB anew and unmaps it on free).  Harnesses call the ops thousands of
 times on the same shapes, so, like PyTorch's caching allocator, results of at least
 :data:`MIN_POOLED_BYTES` come from a pool: when the last array (or view) using a buffer is
 garbage-collected the buffer returns to the pool, and the next result of the same size class
@@ -25,7 +26,9 @@ import numpy as np
 __all__ = ["empty", "output_pool_limit", "output_pool_info", "clear_output_pool", "poison_outputs",
            "MIN_POOLED_BYTES"]
 
-MIN_POOLED_BYTES = 1 << 20  # below this the C allocator's free lists already reuse memory
+# Below this glibc's malloc keeps freed memory in its heap (its mmap threshold grows up to 32 MB),
+# so pages come back warm anyway and a lease would only add its ~10 us.
+MIN_POOLED_BYTES = 32 << 20
 _SIZE_CLASS = 1 << 16
 _ALIGN = 64
 

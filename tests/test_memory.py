@@ -14,8 +14,9 @@ BIG = (1024, 1024)  # 4 MB of float32: pooled
 
 
 @pytest.fixture
-def pool():
-    """A pool with room, emptied before and after; the session's poison byte kept."""
+def pool(monkeypatch):
+    """A pool with room that takes results from 1 MB (not 32), emptied before and after."""
+    monkeypatch.setattr(memory, "MIN_POOLED_BYTES", 1 << 20)
     previous = an.output_pool_limit(64 << 20)
     an.clear_output_pool()
     yield
