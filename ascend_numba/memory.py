@@ -17,6 +17,7 @@ tests turn it on so that an output byte a kernel forgot would show.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections import OrderedDict
@@ -59,7 +60,7 @@ def empty(shape, dtype) -> np.ndarray:
     """A C-contiguous uninitialized array, from the pool when it is large enough."""
     dtype = np.dtype(dtype)
     shape = tuple(int(s) for s in shape)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < MIN_POOLED_BYTES or _state["limit"] <= 0:
         out = np.empty(shape, dtype)
     else:
