@@ -10,6 +10,9 @@ reuses its already-mapped pages.  The pool holds at most :func:`output_pool_limi
 idle buffers (default 512 MiB, or ``$ASCEND_NUMBA_OUTPUT_POOL`` bytes; 0 turns it off), the
 least recently returned dropped first.
 
+Results of 1 MB and more start on a 64-byte cache line, so the rows kernels write with
+streaming stores are whole lines as often as the layout allows.
+
 Every op writes every byte of its result, so a recycled buffer is never cleared.
 :func:`poison_outputs` fills each result with a byte pattern before the kernel runs; the
 tests turn it on so that an output byte a kernel forgot would show.
@@ -31,7 +34,8 @@ __all__ = ["empty", "output_pool_limit", "output_pool_info", "clear_output_pool"
 # so pages come back warm anyway and a lease would only add its ~10 us.
 MIN_POOLED_BYTES = 32 << 20
 _SIZE_CLASS = 1 << 16
-_ALIGN = 64
+_ALIGN = 64  # a cache line
+_ALIGNED_BYTES = 1 << 20  # results from here on start on a cache line
 
 _lock = threading.RLock()
 _idle: "OrderedDict[int, list[np.ndarray]]" = OrderedDict()  # size class -> idle slabs, LRU order
@@ -61,19 +65,27 @@ def empty(shape, dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
     shape = tuple(int(s) for s in shape)
     nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes < MIN_POOLED_BYTES or _state["limit"] <= 0:
+    if nbytes < _ALIGNED_BYTES:
         out = np.empty(shape, dtype)
+    elif nbytes < MIN_POOLED_BYTES or _state["limit"] <= 0:
+        out = _aligned(nbytes).view(dtype).reshape(shape)
     else:
         size = -(-nbytes // _SIZE_CLASS) * _SIZE_CLASS
         slab = _take(size)
         if slab is None:
-            raw = np.empty(size + _ALIGN, np.uint8)
-            start = -raw.ctypes.data % _ALIGN  # whole cache lines: streaming stores need no plain-store edges
-            slab = raw[start:start + size]
+            slab = _aligned(size)
         out = np.asarray(_Lease(slab, nbytes)).view(dtype).reshape(shape)
     if _state["poison"] is not None and out.size:
         out.reshape(-1).view(np.uint8)[:] = _state["poison"]
     return out
+
+
+def _aligned(nbytes: int) -> np.ndarray:
+    # Rows the kernels write with streaming stores then start on whole cache lines as often as
+    # the layout allows (the C allocator returns big blocks 16 bytes past a page).
+    raw = np.empty(nbytes + _ALIGN, np.uint8)
+    start = -raw.ctypes.data % _ALIGN
+    return raw[start:start + nbytes]
 
 
 def _take(size: int):

@@ -207,16 +207,18 @@ _STREAM_MIN = 256  # bytes per row below which streaming stores do not pay
 
 @jit(inline="always")
 def _stream_bytes(dst, d, src, s, n):
-    """``n`` bytes, inside both arrays, written with streaming stores (edges with plain ones)."""
-    head = min(n, (32 - (_address(dst) + d) % 32) % 32)
+    """``n`` bytes, inside both arrays: whole 64-byte cache lines with streaming stores, the
+    partial lines at either end with plain ones (a line must not get both kinds)."""
+    head = min(n, (64 - (_address(dst) + d) % 64) % 64)
     if head > 0:
-        _copy_short(dst, d, src, s, head)
+        _copy_bytes(dst, d, src, s, head)
     k = head
-    while k + 32 <= n:
+    while k + 64 <= n:
         _stream_word(dst, d + k, src, s + k)
-        k += 32
+        _stream_word(dst, d + k + 32, src, s + k + 32)
+        k += 64
     if k < n:
-        _copy_short(dst, d + k, src, s + k, n - k)
+        _copy_bytes(dst, d + k, src, s + k, n - k)
 
 
 @jit(inline="always")
