@@ -5,6 +5,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+import ascend_numba as an
+from ascend_numba.reference.adamw import apply_adamw_reference
+
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
 KEYS = [(False, False), (False, True), (True, False), (True, True)]
 VARIANTS = ["seed", "a2"]
@@ -45,3 +48,16 @@ def _assert_0ulp(got, ref):
     for name, g, r in zip(("var", "m", "v"), got, ref):
         bad = np.nonzero(_bits(g) != _bits(r))[0]
         assert bad.size == 0, f"{name}: {bad.size} differ, first at {bad[:3]}: {g[bad[:3]]} vs {r[bad[:3]]}"
+
+
+def check_zero_ulp(dtype, amsgrad, maximize, variant):
+    """One in-place ApplyAdamW on N special values: 0 ULP from the reference, max_grad_norm untouched."""
+    var, m, v, grad, mgn = _state(dtype)
+    ref = apply_adamw_reference(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=amsgrad,
+                                maximize=maximize, variant=variant)
+    mgn_before = mgn.copy()
+    got = an.apply_adamw(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn if amsgrad else None,
+                         amsgrad=amsgrad, maximize=maximize, variant=variant)
+    assert got[0] is var and got[1] is m and got[2] is v  # updated in place
+    _assert_0ulp(got, ref)
+    assert mgn.tobytes() == mgn_before.tobytes()  # read, never written

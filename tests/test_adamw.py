@@ -18,22 +18,13 @@ from ascend_numba.kernels.adamw import adamw_kernel
 from ascend_numba.kernels.primitives import STATE_UB_TOP
 from ascend_numba.reference.adamw import apply_adamw_reference
 
-from adamw_cases import DTYPES, KEYS, SCALARS, VARIANTS, _assert_0ulp, _state
+from adamw_cases import DTYPES, KEYS, SCALARS, VARIANTS, _assert_0ulp, _state, check_zero_ulp
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("amsgrad, maximize", KEYS)
 def test_zero_ulp_against_reference_fp16(amsgrad, maximize, variant):
-    dtype = np.float16
-    var, m, v, grad, mgn = _state(dtype)
-    ref = apply_adamw_reference(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=amsgrad,
-                                maximize=maximize, variant=variant)
-    mgn_before = mgn.copy()
-    got = an.apply_adamw(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn if amsgrad else None,
-                         amsgrad=amsgrad, maximize=maximize, variant=variant)
-    assert got[0] is var and got[1] is m and got[2] is v  # updated in place
-    _assert_0ulp(got, ref)
-    assert mgn.tobytes() == mgn_before.tobytes()  # read, never written
+    check_zero_ulp(np.float16, amsgrad, maximize, variant)
 
 
 # Checked mode (SPEC §8) on the 0-ULP test's shape and 7 lanes, for every dtype x variant with the
