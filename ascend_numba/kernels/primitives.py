@@ -30,6 +30,7 @@ from llvmlite import ir
 from numba import carray, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
+from numba.np.numpy_support import as_dtype
 
 # The trace row layout and event codes live with their host-side reader.
 from ..host.trace import (
@@ -62,6 +63,16 @@ __all__ = [
     "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16",
 ]
 
+def _byte_pointers(context, builder, signature, args):
+    """Codegen: the byte addresses ``dst + dst_byte`` and ``src + src_byte`` of an intrinsic
+    whose first four arguments are (dst array, dst_byte, src array, src_byte)."""
+    byte_ptr = ir.IntType(8).as_pointer()
+    d_arr = context.make_array(signature.args[0])(context, builder, args[0])
+    s_arr = context.make_array(signature.args[2])(context, builder, args[2])
+    return (builder.gep(builder.bitcast(d_arr.data, byte_ptr), [args[1]]),
+            builder.gep(builder.bitcast(s_arr.data, byte_ptr), [args[3]]))
+
+
 @intrinsic
 def _memmove(typingctx, dst, dst_byte, src, src_byte, nbytes):
     """llvm.memmove of ``nbytes`` between two arrays at byte offsets (libc speed, cacheable)."""
@@ -70,13 +81,8 @@ def _memmove(typingctx, dst, dst_byte, src, src_byte, nbytes):
     sig = types.void(dst, types.intp, src, types.intp, types.intp)
 
     def codegen(context, builder, signature, args):
-        d, d_off, s, s_off, n = args
-        byte_ptr = ir.IntType(8).as_pointer()
-        d_arr = context.make_array(signature.args[0])(context, builder, d)
-        s_arr = context.make_array(signature.args[2])(context, builder, s)
-        d_ptr = builder.gep(builder.bitcast(d_arr.data, byte_ptr), [d_off])
-        s_ptr = builder.gep(builder.bitcast(s_arr.data, byte_ptr), [s_off])
-        cgutils.raw_memmove(builder, d_ptr, s_ptr, n, 1)
+        d_ptr, s_ptr = _byte_pointers(context, builder, signature, args)
+        cgutils.raw_memmove(builder, d_ptr, s_ptr, args[4], 1)
         return context.get_dummy_value()
 
     return sig, codegen
@@ -93,13 +99,8 @@ def _copy_short(typingctx, dst, dst_byte, src, src_byte, nbytes):
     sig = types.void(dst, types.intp, src, types.intp, types.intp)
 
     def codegen(context, builder, signature, args):
-        d, d_off, s, s_off, n = args
-        byte_ptr = ir.IntType(8).as_pointer()
-        d_base = builder.gep(builder.bitcast(context.make_array(signature.args[0])(context, builder, d).data,
-                                             byte_ptr), [d_off])
-        s_base = builder.gep(builder.bitcast(context.make_array(signature.args[2])(context, builder, s).data,
-                                             byte_ptr), [s_off])
-        with cgutils.for_range(builder, n) as loop:
+        d_base, s_base = _byte_pointers(context, builder, signature, args)
+        with cgutils.for_range(builder, args[4]) as loop:
             value = builder.load(builder.gep(s_base, [loop.index]))
             builder.store(value, builder.gep(d_base, [loop.index]))
         return context.get_dummy_value()
@@ -117,12 +118,7 @@ def _copy_fixed(typingctx, dst, dst_byte, src, src_byte, width):
     sig = types.void(dst, types.intp, src, types.intp, width)
 
     def codegen(context, builder, signature, args):
-        d, d_off, s, s_off, _ = args
-        byte_ptr = ir.IntType(8).as_pointer()
-        d_ptr = builder.gep(builder.bitcast(context.make_array(signature.args[0])(context, builder, d).data,
-                                            byte_ptr), [d_off])
-        s_ptr = builder.gep(builder.bitcast(context.make_array(signature.args[2])(context, builder, s).data,
-                                            byte_ptr), [s_off])
+        d_ptr, s_ptr = _byte_pointers(context, builder, signature, args)
         cgutils.raw_memmove(builder, d_ptr, s_ptr, ir.Constant(ir.IntType(64), nbytes), 1)
         return context.get_dummy_value()
 
@@ -177,13 +173,8 @@ def _stream_word(typingctx, dst, dst_byte, src, src_byte):
     sig = types.void(dst, types.intp, src, types.intp)
 
     def codegen(context, builder, signature, args):
-        d, d_off, s, s_off = args
-        byte_ptr = ir.IntType(8).as_pointer()
+        d_ptr, s_ptr = _byte_pointers(context, builder, signature, args)
         word = ir.VectorType(ir.IntType(64), 4)
-        d_ptr = builder.gep(builder.bitcast(context.make_array(signature.args[0])(context, builder, d).data,
-                                            byte_ptr), [d_off])
-        s_ptr = builder.gep(builder.bitcast(context.make_array(signature.args[2])(context, builder, s).data,
-                                            byte_ptr), [s_off])
         value = builder.load(builder.bitcast(s_ptr, word.as_pointer()), align=1)
         store = builder.store(value, builder.bitcast(d_ptr, word.as_pointer()), align=32)
         store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
@@ -336,6 +327,17 @@ def count_event(ctx, slot):
     _store_i64(ctx.state_addr, slot, _load_i64(ctx.state_addr, slot) + 1)
 
 
+def _itemsize(dtype):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_itemsize, jit_options=JIT_OPTIONS)
+def _ov_itemsize(dtype):
+    # A compile-time constant: no throwaway array per buffer (each was a heap allocation).
+    size = as_dtype(dtype.dtype).itemsize
+    return lambda dtype: size
+
+
 @jit
 def alloc_buffer(ctx, count, dtype):
     """Bind ``count`` elements of ``dtype`` at the next block-aligned UB offset (TPipe::InitBuffer).
@@ -345,7 +347,7 @@ def alloc_buffer(ctx, count, dtype):
     view, so nothing it does afterwards can touch memory.  The view has no
     reference count of its own: the UB outlives the launch.
     """
-    nbytes = count * np.empty(0, dtype).itemsize
+    nbytes = count * _itemsize(dtype)
     top = _load_i64(ctx.state_addr, STATE_UB_TOP)
     end = top + (nbytes + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes
     if count < 0 or end > ctx.ub_size:
