@@ -104,6 +104,25 @@ def test_ub_over_capacity_raises_kernel_error():
         hostile_copy.launch(src, dst, CopyTiling(64, 32, 300_000), block_dim=2)
 
 
+def test_prepared_launch_reruns_with_new_tensors_and_raises_lane_errors():
+    # Kernel.prepare fixes lanes, tiling bytes and the launcher; each call takes fresh GM tensors.
+    plat = an.get_platform("A2")
+    tiling = va.plan_add(1000, 7, plat, 2.0)
+    launch = va.vector_add.prepare(an.host.to_array(tiling), an.host.numpy_dtype(va.AddTiling), 7, plat,
+                                   {"UseScale": 1})
+    for seed in (1, 2):
+        x, y = np.random.default_rng(seed).standard_normal((2, 1000)).astype(np.float32)
+        z = np.empty_like(x)
+        state = launch((x, y, z))
+        assert state.shape[0] == 7
+        assert z.tobytes() == ((x + y) * np.float32(2.0)).tobytes()
+    src, dst = np.arange(64, dtype=np.uint8), np.zeros(64, np.uint8)
+    bad = hostile_copy.prepare(an.host.to_array(CopyTiling(64, 32, 300_000)),
+                               an.host.numpy_dtype(CopyTiling), 2, plat)
+    with pytest.raises(KernelError, match="lane 1: UB allocation"):
+        bad((src, dst))
+
+
 @kernel
 def lane_ids(ctx, out):
     out[ctx.block_idx] = ctx.block_idx * 1000 + ctx.block_num

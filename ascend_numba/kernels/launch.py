@@ -47,7 +47,7 @@ from .lane import (
     CheckedLane, Lane, TracedLane, _address,
 )
 
-__all__ = ["Kernel", "kernel", "KernelError", "as_gm", "check_block_dim", "MAX_BLOCK_DIM"]
+__all__ = ["Kernel", "PreparedLaunch", "kernel", "KernelError", "as_gm", "check_block_dim", "MAX_BLOCK_DIM"]
 
 MAX_BLOCK_DIM = 65535
 
@@ -104,7 +104,7 @@ def _source_digest(func: Callable) -> str:
     return hashlib.sha256(own + library_digest().encode()).hexdigest()
 
 
-def _launch_with_tiling(block_dim, ub_pool, block_bytes, state, trace, check, check_info, args, tiling_bytes):
+def _launch_with_tiling(block_dim, ub_pool, block_bytes, state, trace, args, tiling_bytes):
     tiling = tiling_bytes.view(TILING_DTYPE)  # noqa: F821 - injected per specialization
     threads = ub_pool.shape[0]
     per_thread = (block_dim + threads - 1) // threads
@@ -115,7 +115,7 @@ def _launch_with_tiling(block_dim, ub_pool, block_bytes, state, trace, check, ch
             LANE_BODY(ctx, *args, tiling[0])  # noqa: F821 - injected per specialization
 
 
-def _launch_without_tiling(block_dim, ub_pool, block_bytes, state, trace, check, check_info, args, tiling_bytes):
+def _launch_without_tiling(block_dim, ub_pool, block_bytes, state, trace, args, tiling_bytes):
     threads = ub_pool.shape[0]
     per_thread = (block_dim + threads - 1) // threads
     for k in prange(per_thread * threads):
@@ -283,6 +283,13 @@ class Kernel:
         return self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, block_dim, plat,
                                     {**key_consts, **(datatype or {})}, trace=trace, checked=checked)
 
+    def prepare(self, tiling_bytes: np.ndarray, tiling_dtype: np.dtype | None, block_dim: int,
+                platform: Platform, constants: dict | None = None, gm_bytes: int = 0) -> "PreparedLaunch":
+        """A plain launch with everything but the GM tensors fixed (see :class:`PreparedLaunch`);
+        ``gm_bytes``: what the GM tensors it will get add up to."""
+        launcher = self.launcher(constants or {}, tiling_dtype)
+        return PreparedLaunch(launcher, block_dim, platform, tiling_bytes, gm_bytes)
+
     def launch_prepared(self, gm_args: tuple, tiling_bytes: np.ndarray, tiling_dtype: np.dtype | None,
                         block_dim: int, platform: Platform, constants: dict | None = None, *,
                         trace: bool = False, checked: bool = False, trace_info: dict | None = None,
@@ -312,6 +319,37 @@ TRACE_CAPACITY = 4096  # events logged per lane; later ones are counted, not log
 STREAM_BYTES = 32 << 20
 
 
+class PreparedLaunch:
+    """One plain (untraced, unchecked) launch with its lanes, tiling bytes and compiled launcher
+    fixed: calling it with the GM tensors costs little more than the lanes' work.  Ops keep one
+    per problem, for harnesses that call them thousands of times on the same shapes."""
+
+    __slots__ = ("launcher", "block_dim", "platform", "tiling_bytes", "gm_bytes")
+
+    def __init__(self, launcher, block_dim: int, platform: Platform, tiling_bytes: np.ndarray, gm_bytes: int):
+        self.launcher = launcher
+        self.block_dim = block_dim
+        self.platform = platform
+        self.tiling_bytes = tiling_bytes
+        self.gm_bytes = gm_bytes
+
+    def __call__(self, gm_args: tuple) -> np.ndarray:
+        """Run the lanes on ``gm_args`` (flat GM tensors, as the launcher was built for); returns
+        the state rows, or raises KernelError for the first failing lane."""
+        state = _lane_state(self.block_dim, self.gm_bytes)
+        self.launcher(self.block_dim, _UB_POOL.get(self.platform.ub_size), self.platform.block_bytes, state,
+                      _NO_TRACE, gm_args, self.tiling_bytes)
+        _raise_lane_error(state, self.platform)
+        return state
+
+
+def _lane_state(block_dim: int, gm_bytes: int) -> np.ndarray:
+    state = np.zeros((block_dim, LANE_STATE_SLOTS), np.int64)
+    if gm_bytes >= STREAM_BYTES:
+        state[:, STATE_STREAM] = 1
+    return state
+
+
 def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, tiling_bytes: np.ndarray, *,
                trace_name: str | None = None, trace_info: dict | None = None, checked: bool = False,
                arg_names: tuple = (), scratch: tuple = ()):
@@ -320,9 +358,7 @@ def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, til
     launcher (``checked=True``) raises KernelCheckError for the first lane that broke a rule,
     after putting back every GM byte the lanes wrote, except in the arguments at the
     ``scratch`` positions (fresh outputs the caller drops on failure)."""
-    state = np.zeros((block_dim, LANE_STATE_SLOTS), np.int64)
-    if sum(a.nbytes for a in gm_args if isinstance(a, np.ndarray)) >= STREAM_BYTES:
-        state[:, STATE_STREAM] = 1
+    state = _lane_state(block_dim, sum(a.nbytes for a in gm_args if isinstance(a, np.ndarray)))
     capacity = TRACE_CAPACITY if trace_name else 0
     trace = np.zeros((block_dim, trace_row_length(capacity)), np.int64) if trace_name or checked else _NO_TRACE
     ub_pool = _UB_POOL.get(platform.ub_size)
@@ -337,8 +373,7 @@ def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, til
         if failed.size:
             raise decode_violation(int(failed[0]), check[failed[0]], platform.ub_size, names)
     else:
-        launcher(block_dim, ub_pool, platform.block_bytes, state, trace, _NO_CHECK, _NO_CHECK_INFO, gm_args,
-                 tiling_bytes)
+        launcher(block_dim, ub_pool, platform.block_bytes, state, trace, gm_args, tiling_bytes)
     _raise_lane_error(state, platform)
     if trace_name:
         return LaunchTrace(trace_name, platform, trace, state, dict(trace_info or {}))
@@ -346,8 +381,6 @@ def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, til
 
 
 _NO_TRACE = np.zeros((1, 1), np.int64)  # plain lanes never write it
-_NO_CHECK = np.zeros((1, CHECK_SLOTS), np.int64)
-_NO_CHECK_INFO = (np.zeros(1, np.uint8), np.zeros((0, REGION_COLS), np.int64))
 
 
 def _raise_lane_error(state: np.ndarray, platform: Platform):
