@@ -199,6 +199,25 @@ def test_out_parameter_and_aliasing():
     assert list(big[0, :4]) == [1, 2, 3, 4]
 
 
+def test_repeated_calls_on_one_problem_share_nothing_but_the_plan():
+    # Calls on the same shapes reuse one prepared plan and launch; data and results must not carry over.
+    reps = (3, 1, 2)
+    first, second = _data((5, 7, 9), np.float32), -_data((5, 7, 9), np.float32)
+    a = an.tile(first, reps)
+    b = an.tile(second, reps)
+    c = an.tile(first, reps, trace=True)[0]
+    d = an.tile(second[::-1].copy(), list(reps), checked=True)
+    _same(a, np.tile(first, reps))
+    _same(b, np.tile(second, reps))
+    _same(c, np.tile(first, reps))
+    _same(d, np.tile(second[::-1], reps))
+    assert a is not b and not np.may_share_memory(a, b)
+    with pytest.raises(ValueError, match="non-negative"):
+        an.tile(first, (3, 1, -2))
+    with pytest.raises(TypeError, match="integers"):
+        an.tile(first, (3, True, 2))
+
+
 def test_array_likes_and_non_contiguous_input():
     _same(an.tile([[1, 2], [3, 4]], (2, 3)), np.tile([[1, 2], [3, 4]], (2, 3)))
     base = _data((20, 30), np.float32)

@@ -61,9 +61,19 @@ TileTilingData64.__module__ = __name__
 TileTilingData64.__doc__ = "TileTilingData with int64 fields, for shapes past the device's int32 limit."
 
 
-def _check_int_sequence(values, what: str) -> tuple[int, ...]:
-    if all(type(v) is int for v in values):
-        return tuple(values)
+def _int_tuple(values, what: str) -> tuple[int, ...]:
+    """An int or a sequence of them (no bools) as a tuple of Python ints.  Runs on every op call:
+    plain ints and tuples of plain ints pass without a generator."""
+    if type(values) is int:
+        return (values,)
+    if hasattr(values, "__index__") and not isinstance(values, bool):
+        values = (values,)
+    values = tuple(values)
+    for v in values:
+        if type(v) is not int:
+            break
+    else:
+        return values
     out = []
     for v in values:
         if isinstance(v, bool) or not hasattr(v, "__index__"):
@@ -74,21 +84,19 @@ def _check_int_sequence(values, what: str) -> tuple[int, ...]:
 
 def normalize_tile_reps(ndim: int, reps) -> tuple[int, ...]:
     """``numpy.tile``'s reps: an int or a sequence; shorter than ndim is left-padded with 1s."""
-    reps = _check_int_sequence((reps,) if hasattr(reps, "__index__") and not isinstance(reps, bool)
-                               else tuple(reps), "reps")
-    if any(r < 0 for r in reps):
+    reps = _int_tuple(reps, "reps")
+    if reps and min(reps) < 0:
         raise ValueError(f"reps must be non-negative, got {reps}")
-    return (1,) * (ndim - len(reps)) + reps
+    return (1,) * (ndim - len(reps)) + reps if len(reps) < ndim else reps
 
 
 def normalize_repeat_reps(ndim: int, repeats) -> tuple[int, ...]:
     """``torch.Tensor.repeat``'s repeats: at least ndim of them, none negative."""
-    repeats = _check_int_sequence((repeats,) if hasattr(repeats, "__index__") and not isinstance(repeats, bool)
-                                  else tuple(repeats), "repeats")
+    repeats = _int_tuple(repeats, "repeats")
     if len(repeats) < ndim:
         raise ValueError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
                          f"of input tensor ({len(repeats)} < {ndim})")
-    if any(r < 0 for r in repeats):
+    if repeats and min(repeats) < 0:
         raise ValueError(f"repeats must be non-negative, got {repeats}")
     return repeats
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from ..host.platform import get_platform
@@ -35,26 +38,58 @@ def repeat(x, repeats, *, out=None, block_dim: int | None = None, platform="A2",
     return _tile(arr, normalize_repeat_reps(arr.ndim, repeats), out, block_dim, platform, path, trace, checked)
 
 
+class _TileProblem:
+    """What one problem (input shape, reps, element size, lanes, platform, path) fixes before any
+    data: the shapes, the plan (None past 8 merged dims, which take several launches) and, once
+    a plain call needs it, the prepared launch.  Kept per problem, so repeated calls skip the
+    planning."""
+
+    def __init__(self, in_shape: tuple, multiples: tuple, elem_bytes: int, block_dim: int, plat, path):
+        self.padded = (1,) * (len(multiples) - len(in_shape)) + in_shape
+        self.shape = tuple(s * m for s, m in zip(self.padded, multiples))
+        try:
+            self.plan = plan_tile_normalized(self.padded, multiples, elem_bytes, block_dim, plat, path)
+        except TooManyDims:
+            self.plan = None
+            return
+        self.path_id = self.plan.path_id
+        self.gm_bytes = (math.prod(in_shape) + math.prod(self.shape)) * elem_bytes
+
+    @functools.cached_property
+    def launch(self):
+        # Built on first use: a traced or checked caller must not compile the plain launcher.
+        plan = self.plan
+        return tile_kernel.prepare(plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim,
+                                   plan.platform, gm_bytes=self.gm_bytes)
+
+
+@functools.lru_cache(maxsize=1024)
+def _problem(in_shape: tuple, multiples: tuple, elem_bytes: int, block_dim: int, plat, path) -> _TileProblem:
+    return _TileProblem(in_shape, multiples, elem_bytes, block_dim, plat, path)
+
+
 def _tile(arr: np.ndarray, multiples: tuple, out, block_dim, platform, path, trace=False, checked=False):
     plat = get_platform(platform)
     block_dim = check_block_dim(block_dim, plat.aic_num)
-    padded = (1,) * (len(multiples) - arr.ndim) + arr.shape
-    shape = tuple(s * m for s, m in zip(padded, multiples))
+    problem = _problem(arr.shape, multiples, arr.itemsize, block_dim, plat, path)
     if checked and out is not None:
         # Problems past 8 merged dims take several launches: let the caller's out see only a
         # result every launch of which passed.
-        check_out(out, shape, arr.dtype)
+        check_out(out, problem.shape, arr.dtype)
         result = _tile(arr, multiples, None, block_dim, plat, path, trace, checked)
         np.copyto(out, result[0] if trace else result)
         return (out, result[1]) if trace else out
     fresh = out is None
-    out = check_out(out, shape, arr.dtype)
+    out = check_out(out, problem.shape, arr.dtype)
     if out.size == 0:
         return (out, None) if trace else out
-    src = np.ascontiguousarray(arr).reshape(padded)
-    if np.may_share_memory(src, out):
+    src = np.ascontiguousarray(arr)
+    if not fresh and np.may_share_memory(src, out):
         src = src.copy()
-    traces = _tile_into(src, multiples, out, block_dim, plat, path, trace, checked, fresh)
+    if problem.plan is not None and not (trace or checked):
+        problem.launch((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8), problem.path_id))
+        return out
+    traces = _tile_into(src.reshape(problem.padded), multiples, out, block_dim, plat, path, trace, checked, fresh)
     if trace:
         return out, traces[0] if len(traces) == 1 else traces
     return out
