@@ -10,7 +10,7 @@ reuses its already-mapped pages.  The pool holds at most :func:`output_pool_limi
 idle buffers (default 512 MiB, or ``$ASCEND_NUMBA_OUTPUT_POOL`` bytes; 0 turns it off), the
 least recently returned dropped first.
 
-Results of 1 MB and more start on a 64-byte cache line, so the rows kernels write with
+Results of 4 MB and more start on a 64-byte cache line, so the rows kernels write with
 streaming stores are whole lines as often as the layout allows.
 
 Every op writes every byte of its result, so a recycled buffer is never cleared.
@@ -35,7 +35,10 @@ __all__ = ["empty", "output_pool_limit", "output_pool_info", "clear_output_pool"
 MIN_POOLED_BYTES = 32 << 20
 _SIZE_CLASS = 1 << 16
 _ALIGN = 64  # a cache line
-_ALIGNED_BYTES = 1 << 20  # results from here on start on a cache line
+# Results from here on start on a cache line.  Kernels stream only in launches of 32 MB of
+# tensors (launch.STREAM_BYTES), where every result is past 4 MB; below, the ~2 us that aligning
+# costs would show on calls that take tens of microseconds.
+_ALIGNED_BYTES = 4 << 20
 
 _lock = threading.RLock()
 _idle: "OrderedDict[int, list[np.ndarray]]" = OrderedDict()  # size class -> idle slabs, LRU order
@@ -63,18 +66,17 @@ class _Lease:
 def empty(shape, dtype) -> np.ndarray:
     """A C-contiguous uninitialized array, from the pool when it is large enough."""
     dtype = np.dtype(dtype)
-    shape = tuple(int(s) for s in shape)
     nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes < _ALIGNED_BYTES:
-        out = np.empty(shape, dtype)
-    elif nbytes < MIN_POOLED_BYTES or _state["limit"] <= 0:
-        out = _aligned(nbytes).view(dtype).reshape(shape)
-    else:
+    if nbytes >= MIN_POOLED_BYTES and _state["limit"] > 0:
         size = -(-nbytes // _SIZE_CLASS) * _SIZE_CLASS
         slab = _take(size)
         if slab is None:
             slab = _aligned(size)
         out = np.asarray(_Lease(slab, nbytes)).view(dtype).reshape(shape)
+    elif nbytes >= _ALIGNED_BYTES:
+        out = _aligned(nbytes).view(dtype).reshape(shape)
+    else:
+        out = np.empty(shape, dtype)
     if _state["poison"] is not None and out.size:
         out.reshape(-1).view(np.uint8)[:] = _state["poison"]
     return out

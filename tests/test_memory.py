@@ -147,7 +147,7 @@ def test_ops_write_every_byte_of_a_recycled_result(pool):
         assert np.array_equal(again.view(np.uint8), want.view(np.uint8))
 
 
-@pytest.mark.parametrize("nbytes", [1 << 20, 3 << 20, 40 << 20])
+@pytest.mark.parametrize("nbytes", [4 << 20, 5 << 20, 40 << 20])
 def test_large_results_start_on_a_cache_line(nbytes):
     a = memory.empty((nbytes // 2,), np.float16)
     assert _address(a) % 64 == 0
