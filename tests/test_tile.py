@@ -212,10 +212,21 @@ def test_repeated_calls_on_one_problem_share_nothing_but_the_plan():
     _same(c, np.tile(first, reps))
     _same(d, np.tile(second[::-1], reps))
     assert a is not b and not np.may_share_memory(a, b)
+    # Arguments equal to a remembered call's but of other types still meet every check.
     with pytest.raises(ValueError, match="non-negative"):
         an.tile(first, (3, 1, -2))
     with pytest.raises(TypeError, match="integers"):
         an.tile(first, (3, True, 2))
+    with pytest.raises(TypeError, match="integers"):
+        an.tile(first, (3.0, 1, 2))
+    with pytest.raises(ValueError, match="block_dim"):
+        an.tile(first, reps, block_dim=True)
+    _same(an.tile(first, (np.int64(3), 1, 2)), np.tile(first, reps))
+    _same(an.repeat(first, reps), np.tile(first, reps))
+    with pytest.raises(TypeError, match="integers"):
+        an.repeat(first, (3, 1, 2.0))
+    with pytest.raises(ValueError, match="smaller"):
+        an.repeat(first, (3, 2))
 
 
 def test_array_likes_and_non_contiguous_input():

@@ -28,23 +28,30 @@ def tile(x, reps, *, out=None, block_dim: int | None = None, platform="A2", path
     primitive the kernel runs (KernelCheckError on a violation; ``out`` is then untouched).
     """
     arr = as_input(x)
-    return _tile(arr, normalize_tile_reps(arr.ndim, reps), out, block_dim, platform, path, trace, checked)
+    problem = _seen("tile", arr, reps, block_dim, platform, path)
+    if problem is None:
+        problem = _remember("tile", arr, reps, normalize_tile_reps(arr.ndim, reps), block_dim, platform, path)
+    return _run(arr, problem, out, trace, checked)
 
 
 def repeat(x, repeats, *, out=None, block_dim: int | None = None, platform="A2",
            path: str | None = None, trace: bool = False, checked: bool = False):
     """``torch.Tensor.repeat(*repeats)``: ``len(repeats) >= x.ndim``, x left-padded with 1-dims."""
     arr = as_input(x)
-    return _tile(arr, normalize_repeat_reps(arr.ndim, repeats), out, block_dim, platform, path, trace, checked)
+    problem = _seen("repeat", arr, repeats, block_dim, platform, path)
+    if problem is None:
+        problem = _remember("repeat", arr, repeats, normalize_repeat_reps(arr.ndim, repeats), block_dim, platform,
+                            path)
+    return _run(arr, problem, out, trace, checked)
 
 
 class _TileProblem:
     """What one problem (input shape, reps, element size, lanes, platform, path) fixes before any
     data: the shapes, the plan (None past 8 merged dims, which take several launches) and, once
-    a plain call needs it, the prepared launch.  Kept per problem, so repeated calls skip the
-    planning."""
+    a plain call needs it, the prepared launch."""
 
     def __init__(self, in_shape: tuple, multiples: tuple, elem_bytes: int, block_dim: int, plat, path):
+        self.multiples, self.block_dim, self.platform, self.path = multiples, block_dim, plat, path
         self.padded = (1,) * (len(multiples) - len(in_shape)) + in_shape
         self.shape = tuple(s * m for s, m in zip(self.padded, multiples))
         try:
@@ -68,15 +75,49 @@ def _problem(in_shape: tuple, multiples: tuple, elem_bytes: int, block_dim: int,
     return _TileProblem(in_shape, multiples, elem_bytes, block_dim, plat, path)
 
 
-def _tile(arr: np.ndarray, multiples: tuple, out, block_dim, platform, path, trace=False, checked=False):
+# Problems by the arguments exactly as a call gave them, so a harness repeating a call pays one
+# dict lookup for its checks and plan.  Only plain ints enter a key: True, 2.0 and numpy ints
+# hash like ints but must go through the checks (bools and floats are errors).
+_SEEN: dict = {}
+_SEEN_MAX = 1024
+
+
+def _seen(op: str, arr: np.ndarray, reps, block_dim, platform, path):
+    key = _seen_key(op, arr, reps, block_dim, platform, path)
+    return None if key is None else _SEEN.get(key)
+
+
+def _seen_key(op: str, arr: np.ndarray, reps, block_dim, platform, path):
+    if type(reps) is tuple:
+        for r in reps:
+            if type(r) is not int:
+                return None
+    elif type(reps) is not int:
+        return None
+    if (block_dim is not None and type(block_dim) is not int) or type(platform) is not str \
+            or (path is not None and type(path) is not str):
+        return None
+    return op, arr.shape, arr.itemsize, reps, block_dim, platform, path
+
+
+def _remember(op: str, arr: np.ndarray, reps, multiples: tuple, block_dim, platform, path) -> _TileProblem:
+    """Check the remaining arguments, plan the problem, and remember it under the call's arguments."""
     plat = get_platform(platform)
-    block_dim = check_block_dim(block_dim, plat.aic_num)
-    problem = _problem(arr.shape, multiples, arr.itemsize, block_dim, plat, path)
+    problem = _problem(arr.shape, multiples, arr.itemsize, check_block_dim(block_dim, plat.aic_num), plat, path)
+    key = _seen_key(op, arr, reps, block_dim, platform, path)
+    if key is not None:
+        if len(_SEEN) >= _SEEN_MAX:
+            _SEEN.clear()
+        _SEEN[key] = problem
+    return problem
+
+
+def _run(arr: np.ndarray, problem: _TileProblem, out, trace: bool, checked: bool):
     if checked and out is not None:
         # Problems past 8 merged dims take several launches: let the caller's out see only a
         # result every launch of which passed.
         check_out(out, problem.shape, arr.dtype)
-        result = _tile(arr, multiples, None, block_dim, plat, path, trace, checked)
+        result = _run(arr, problem, None, trace, checked)
         np.copyto(out, result[0] if trace else result)
         return (out, result[1]) if trace else out
     fresh = out is None
@@ -89,7 +130,8 @@ def _tile(arr: np.ndarray, multiples: tuple, out, block_dim, platform, path, tra
     if problem.plan is not None and not (trace or checked):
         problem.launch((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8), problem.path_id))
         return out
-    traces = _tile_into(src.reshape(problem.padded), multiples, out, block_dim, plat, path, trace, checked, fresh)
+    traces = _tile_into(src.reshape(problem.padded), problem.multiples, out, problem.block_dim, problem.platform,
+                        problem.path, trace, checked, fresh)
     if trace:
         return out, traces[0] if len(traces) == 1 else traces
     return out
