@@ -230,7 +230,18 @@ def numpy_dtype(cls: type) -> np.dtype:
     return tiling_layout(cls).dtype
 
 
-def _checked_scalar(value: Any, scalar: _Scalar, where: str):
+@functools.lru_cache(maxsize=None)
+def _int_bounds(dtype: np.dtype) -> tuple[int, int]:
+    info = np.iinfo(dtype)  # ~1 us to build: once per field type, not per field per launch
+    return int(info.min), int(info.max)
+
+
+def _checked_scalar(value: Any, scalar: _Scalar, owner: str, name: str, index: int | None = None):
+    if type(value) is int and scalar.kind == "int":  # the common case, checked without the detour
+        low, high = _int_bounds(scalar.dtype)
+        if low <= value <= high:
+            return value
+    where = f"{owner}.{name}" if index is None else f"{owner}.{name}[{index}]"
     if scalar.kind == "bool":
         if not isinstance(value, (bool, np.bool_)):
             raise InvalidType(f"{where}: expected bool, got {type(value).__name__}")
@@ -243,28 +254,29 @@ def _checked_scalar(value: Any, scalar: _Scalar, where: str):
         return float(value)
     if not isinstance(value, (int, np.integer)):
         raise InvalidType(f"{where}: expected int, got {type(value).__name__}")
-    info = np.iinfo(scalar.dtype)
-    if not info.min <= int(value) <= info.max:
-        raise InvalidVal(f"{where}: {int(value)} does not fit {scalar.dtype} [{info.min}, {info.max}]")
+    low, high = _int_bounds(scalar.dtype)
+    if not low <= int(value) <= high:
+        raise InvalidVal(f"{where}: {int(value)} does not fit {scalar.dtype} [{low}, {high}]")
     return int(value)
 
 
 def _field_values(instance: Any) -> tuple:
     layout = tiling_layout(type(instance))
+    owner = layout.cls.__name__
     out = []
     for spec in layout.fields:
         value = getattr(instance, spec.name)
-        where = f"{layout.cls.__name__}.{spec.name}"
         if spec.length is None:
-            out.append(_checked_scalar(value, spec.scalar, where))
+            out.append(_checked_scalar(value, spec.scalar, owner, spec.name))
             continue
+        where = f"{owner}.{spec.name}"
         if isinstance(value, np.ndarray):
             value = value.tolist() if value.ndim == 1 else value
         if not isinstance(value, (list, tuple)):
             raise InvalidType(f"{where}: expected a list of {spec.length}, got {type(value).__name__}")
         if len(value) != spec.length:
             raise InvalidType(f"{where}: expected a list of {spec.length}, got {len(value)} values")
-        out.append([_checked_scalar(v, spec.scalar, f"{where}[{i}]") for i, v in enumerate(value)])
+        out.append([_checked_scalar(v, spec.scalar, owner, spec.name, i) for i, v in enumerate(value)])
     return tuple(out)
 
 
