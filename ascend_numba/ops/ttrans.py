@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..host.platform import get_platform
@@ -20,12 +22,21 @@ __all__ = ["transpose2d", "convert_format", "ttrans_tmp_bytes", "TTransRuleError
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def _launch(kernel, x: np.ndarray, out: np.ndarray, tiling, block_dim: int, plat, trace: bool, checked: bool,
-            fresh: bool = True):
+@functools.lru_cache(maxsize=1024)
+def _planned(plan, *args) -> tuple:
+    """``plan(*args)``'s tiling as (bytes, layout), kept per problem: serializing a tiling costs
+    more than moving a small tensor, and harnesses repeat the same shapes."""
+    tiling = plan(*args)
+    return to_array(tiling), numpy_dtype(type(tiling))
+
+
+def _launch(kernel, x: np.ndarray, out: np.ndarray, planned: tuple, block_dim: int, plat, trace: bool,
+            checked: bool, fresh: bool = True):
     """Run on unsigned views of the element width; returns a LaunchTrace when tracing."""
     uint = _UINT[x.itemsize]
-    result = kernel.launch_prepared((x.reshape(-1).view(uint), out.reshape(-1).view(uint)), to_array(tiling),
-                                    numpy_dtype(type(tiling)), block_dim, plat, trace=trace, checked=checked,
+    tiling_bytes, tiling_dtype = planned
+    result = kernel.launch_prepared((x.reshape(-1).view(uint), out.reshape(-1).view(uint)), tiling_bytes,
+                                    tiling_dtype, block_dim, plat, trace=trace, checked=checked,
                                     scratch=(1,) if fresh else ())
     if trace:
         result.info.update(vector_tiles=int(result.state[:, STATE_TTRANS_VECTOR].sum()),
@@ -52,8 +63,8 @@ def transpose2d(x, *, out=None, block_dim: int | None = None, platform="A2", tra
     out = check_out(out, (w, h), arr.dtype)
     result = None
     if arr.size:
-        tiling = plan_transpose_blocks(1, 1, h, w, h, w, h, 0, 0, w, 0, 0, h, arr.itemsize, plat)
-        result = _launch(transpose_kernel, np.ascontiguousarray(arr), out, tiling, block_dim, plat, trace, checked,
+        planned = _planned(plan_transpose_blocks, 1, 1, h, w, h, w, h, 0, 0, w, 0, 0, h, arr.itemsize, plat)
+        result = _launch(transpose_kernel, np.ascontiguousarray(arr), out, planned, block_dim, plat, trace, checked,
                          fresh)
     return (out, result) if trace else out
 
@@ -94,8 +105,8 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
         outer = int(np.prod(gn))
         out = empty(tuple(gn) + (c1, h, w, c0), arr.dtype)
         check_a5_alignment(plat, w * size, c0 * size)
-        tiling = plan_transpose_blocks(outer, c1, c0, h * w, ch, c1 * h * w, c0, ch * h * w, c0 * h * w, h * w,
-                                       c1 * h * w * c0, h * w * c0, c0, size, plat)
+        planned = _planned(plan_transpose_blocks, outer, c1, c0, h * w, ch, c1 * h * w, c0, ch * h * w, c0 * h * w,
+                          h * w, c1 * h * w * c0, h * w * c0, c0, size, plat)
         kernel = transpose_kernel
     elif dst in ("NCHW", "GNCHW"):
         *gn, c1, h, w, cc0 = _shape(arr, src, 6 if src == "GNC1HWC0" else 5)
@@ -105,8 +116,8 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
             raise ValueError(f"c must be in 1..{c1 * cc0}, got {c}")
         outer = int(np.prod(gn))
         out = empty(tuple(gn) + (ch, h, w), arr.dtype)
-        tiling = plan_transpose_blocks(outer, c1, h * w, cc0, c1 * h * w, ch, h * w, c1 * h * w * cc0, h * w * cc0,
-                                       cc0, ch * h * w, cc0 * h * w, h * w, size, plat)
+        planned = _planned(plan_transpose_blocks, outer, c1, h * w, cc0, c1 * h * w, ch, h * w, c1 * h * w * cc0,
+                          h * w * cc0, cc0, ch * h * w, cc0 * h * w, h * w, size, plat)
         kernel = transpose_kernel
     elif dst == "FRACTAL_Z" and src in ("NC1HWC0", "GNC1HWC0"):
         *g, n, c1, h, w, cc0 = _shape(arr, src, 6 if src == "GNC1HWC0" else 5)
@@ -116,7 +127,7 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
         groups = int(np.prod(g))
         n_padded = ceil_div(n, n0) * n0
         out = empty((groups * c1 * h * w, n_padded // n0, n0, cc0), arr.dtype)
-        tiling = plan_fractal_z(groups, n, c1 * h * w, cc0, n_padded, size, plat)
+        planned = _planned(plan_fractal_z, groups, n, c1 * h * w, cc0, n_padded, size, plat)
         kernel = fractal_z_kernel
     else:  # NCDHW -> FRACTAL_Z_3D
         n, ch, d, h, w = _shape(arr, src, 5)
@@ -124,12 +135,12 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
         c1 = ceil_div(ch, c0)
         n_padded = ceil_div(n, n0) * n0
         out = empty((d * c1 * h * w, n_padded // n0, n0, c0), arr.dtype)
-        tiling = plan_fractal_z_3d(n, ch, d, h * w, c0, n_padded, size, plat)
+        planned = _planned(plan_fractal_z_3d, n, ch, d, h * w, c0, n_padded, size, plat)
         kernel = fractal_z_3d_kernel
     if arr.size == 0 or out.size == 0:
         nothing = np.zeros(out.shape, arr.dtype)
         return (nothing, None) if trace else nothing
-    result = _launch(kernel, arr, out, tiling, block_dim, plat, trace, checked)
+    result = _launch(kernel, arr, out, planned, block_dim, plat, trace, checked)
     return (out, result) if trace else out
 
 
