@@ -28,21 +28,16 @@ def tile(x, reps, *, out=None, block_dim: int | None = None, platform="A2", path
     primitive the kernel runs (KernelCheckError on a violation; ``out`` is then untouched).
     """
     arr = as_input(x)
-    problem = _seen("tile", arr, reps, block_dim, platform, path)
-    if problem is None:
-        problem = _remember("tile", arr, reps, normalize_tile_reps(arr.ndim, reps), block_dim, platform, path)
-    return _run(arr, problem, out, trace, checked)
+    return _run(arr, _problem_for("tile", normalize_tile_reps, arr, reps, block_dim, platform, path), out, trace,
+                checked)
 
 
 def repeat(x, repeats, *, out=None, block_dim: int | None = None, platform="A2",
            path: str | None = None, trace: bool = False, checked: bool = False):
     """``torch.Tensor.repeat(*repeats)``: ``len(repeats) >= x.ndim``, x left-padded with 1-dims."""
     arr = as_input(x)
-    problem = _seen("repeat", arr, repeats, block_dim, platform, path)
-    if problem is None:
-        problem = _remember("repeat", arr, repeats, normalize_repeat_reps(arr.ndim, repeats), block_dim, platform,
-                            path)
-    return _run(arr, problem, out, trace, checked)
+    return _run(arr, _problem_for("repeat", normalize_repeat_reps, arr, repeats, block_dim, platform, path), out,
+                trace, checked)
 
 
 class _TileProblem:
@@ -82,9 +77,19 @@ _SEEN: dict = {}
 _SEEN_MAX = 1024
 
 
-def _seen(op: str, arr: np.ndarray, reps, block_dim, platform, path):
+def _problem_for(op: str, normalize, arr: np.ndarray, reps, block_dim, platform, path) -> _TileProblem:
+    """The call's problem: remembered under its arguments, else checked, planned and remembered."""
     key = _seen_key(op, arr, reps, block_dim, platform, path)
-    return None if key is None else _SEEN.get(key)
+    problem = None if key is None else _SEEN.get(key)
+    if problem is None:
+        multiples = normalize(arr.ndim, reps)
+        plat = get_platform(platform)
+        problem = _problem(arr.shape, multiples, arr.itemsize, check_block_dim(block_dim, plat.aic_num), plat, path)
+        if key is not None:
+            if len(_SEEN) >= _SEEN_MAX:
+                _SEEN.clear()
+            _SEEN[key] = problem
+    return problem
 
 
 def _seen_key(op: str, arr: np.ndarray, reps, block_dim, platform, path):
@@ -98,18 +103,6 @@ def _seen_key(op: str, arr: np.ndarray, reps, block_dim, platform, path):
             or (path is not None and type(path) is not str):
         return None
     return op, arr.shape, arr.itemsize, reps, block_dim, platform, path
-
-
-def _remember(op: str, arr: np.ndarray, reps, multiples: tuple, block_dim, platform, path) -> _TileProblem:
-    """Check the remaining arguments, plan the problem, and remember it under the call's arguments."""
-    plat = get_platform(platform)
-    problem = _problem(arr.shape, multiples, arr.itemsize, check_block_dim(block_dim, plat.aic_num), plat, path)
-    key = _seen_key(op, arr, reps, block_dim, platform, path)
-    if key is not None:
-        if len(_SEEN) >= _SEEN_MAX:
-            _SEEN.clear()
-        _SEEN[key] = problem
-    return problem
 
 
 def _run(arr: np.ndarray, problem: _TileProblem, out, trace: bool, checked: bool):
