@@ -12,7 +12,10 @@ import pytest
 
 import ascend_numba as an
 from ascend_numba.host import InvalidArgument, InvalidType, InvalidVal, int32
-from ascend_numba.kernels import KernelError, alloc_buffer, data_copy, data_copy_pad, gather, in_ub, kernel
+from ascend_numba.kernels import (
+    KernelError, alloc_buffer, data_copy, data_copy_pad, gather, in_ub, kernel, muls, preload,
+)
+from ascend_numba.kernels.lane import PRELOAD_REGIONS, STATE_PRELOAD, STATE_PRELOAD_PENDING
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 import vector_add as va  # noqa: E402
@@ -155,3 +158,45 @@ def test_half_arrays_reach_kernels_as_uint16(dtype):
 def test_kernel_without_key_rejects_one():
     with pytest.raises(TypeError, match="no TilingKey"):
         copy_any.launch(np.zeros(4), np.zeros(4), block_dim=1, key={"A": 1})
+
+
+@kernel
+def preload_then_compute(ctx, x, y, out, ops):
+    preload(ctx, x, 3, 1000, 4)      # 4000 bytes, a 1000-byte share per vector op
+    preload(ctx, y, 0, 10, 4)        # 40 bytes: one op fetches them (shares are whole lines)
+    preload(ctx, x, -1, 10, 4)       # outside x: ignored
+    preload(ctx, x, x.size, 10, 4)
+    buf = alloc_buffer(ctx, 64, np.float32)
+    data_copy(ctx, buf, 0, x, 0, 64)
+    for _ in range(ops):
+        muls(ctx, buf, buf, 2.0, 64)
+    data_copy(ctx, out, 0, buf, 0, 64)
+
+
+@pytest.mark.parametrize("ops", [0, 1, 3, 4, 6])
+def test_preload_is_fetched_a_share_per_vector_op_and_changes_no_value(ops):
+    x = np.arange(4096, dtype=np.float32)
+    y = np.ones(16, np.float32)
+    out = np.zeros(64, np.float32)
+    state = preload_then_compute.launch(x, y, out, ops, block_dim=1)[0]
+    assert out.tobytes() == (x[:64] * np.float32(2.0 ** ops)).tobytes()
+    x_region, y_region = state[STATE_PRELOAD:STATE_PRELOAD + 3], state[STATE_PRELOAD + 3:STATE_PRELOAD + 6]
+    fetched = min(ops, 4) * 1000
+    assert list(x_region) == [x.ctypes.data + 12 + fetched, 4000 - fetched, 1000]
+    assert y_region[1] == (40 if ops == 0 else 0)
+    assert state[STATE_PRELOAD_PENDING] == (ops < 4) + (ops == 0)
+    assert not state[STATE_PRELOAD + 6:].any()  # the two hints outside x took no region
+
+
+@kernel
+def preload_too_many(ctx, x):
+    for k in range(PRELOAD_REGIONS + 3):
+        preload(ctx, x, k, 1, 1)
+
+
+def test_preload_drops_hints_beyond_its_regions():
+    x = np.zeros(64, np.float32)
+    state = preload_too_many.launch(x, block_dim=1)[0]
+    assert state[STATE_PRELOAD_PENDING] == PRELOAD_REGIONS
+    addresses = state[STATE_PRELOAD:STATE_PRELOAD + 3 * PRELOAD_REGIONS:3]
+    assert list(addresses) == [x.ctypes.data + 4 * k for k in range(PRELOAD_REGIONS)]

@@ -10,14 +10,14 @@ from .launch import Kernel, KernelError, as_gm, kernel
 from .primitives import (
     CheckedLane, Lane, TracedLane, add, adds, alloc_buffer, big_small_lane_range, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
     cast_f32_to_f16, contiguous_lane_range, data_copy, data_copy_pad, div, duplicate, gather, in_ub, mul, muls,
-    reinterpret, set_value, sub, trace_work, vmax, vsqrt,
+    preload, reinterpret, set_value, sub, trace_work, vmax, vsqrt,
 )
 from .ttrans import ttrans
 
 __all__ = [
     "Kernel", "KernelError", "KernelCheckError", "as_gm", "kernel", "Lane", "TracedLane", "CheckedLane", "set_value",
     "alloc_buffer", "reinterpret", "in_ub", "contiguous_lane_range", "big_small_lane_range",
-    "data_copy", "data_copy_pad", "gather",
+    "data_copy", "data_copy_pad", "gather", "preload",
     "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
     "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16", "ttrans", "trace_work",
 ]

@@ -47,9 +47,9 @@ from .check import (
 )
 from .half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 from .lane import (
-    ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, STATE_STREAM,
-    STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, STATE_UB_TOP, CheckedLane, Lane, TracedLane, _address, _load_i64,
-    _store_i64, _voidptr,
+    ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, PRELOAD_REGIONS, STATE_ERROR, STATE_ERROR_DETAIL,
+    STATE_PRELOAD, STATE_PRELOAD_PENDING, STATE_STREAM, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, STATE_UB_TOP,
+    CheckedLane, Lane, TracedLane, _address, _load_i64, _store_i64, _voidptr,
 )
 
 __all__ = [
@@ -58,7 +58,7 @@ __all__ = [
     "STATE_TTRANS_SCALAR", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL", "lane_error", "count_event",
     "contiguous_lane_range", "big_small_lane_range",
     "alloc_buffer", "reinterpret", "in_ub",
-    "data_copy", "data_copy_pad", "gather",
+    "data_copy", "data_copy_pad", "gather", "preload",
     "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
     "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16",
 ]
@@ -465,6 +465,77 @@ def gather(ctx, dst, src, offsets_bytes, base, count):
                 dst[i] = src[j]
 
 
+# MTE2 running ahead.  On the device a double-buffered kernel's CopyIn of the next tile runs
+# while the vector unit computes this one; a lane runs its stages one after another, so it
+# announces the next tile (preload) and its vector ops fetch it into the CPU cache a share at a
+# time, overlapping the fetch with the compute as the device overlaps the two pipes.
+
+
+@intrinsic
+def _prefetch(typingctx, addr):
+    """Prefetch the cache line holding an integer address: a hint, it never faults or changes a value."""
+    if not isinstance(addr, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        byte_ptr = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = builder.module.declare_intrinsic("llvm.prefetch", fnty=ir.FunctionType(ir.VoidType(),
+                                                                                      [byte_ptr, i32, i32, i32]))
+        # read, keep in all cache levels, data cache
+        builder.call(fn, [builder.inttoptr(args[0], byte_ptr), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(addr), codegen
+
+
+@jit(inline="always")
+def preload(ctx, src, src_off, count, spread):
+    """Announce that the lane will soon ``DataCopy`` ``count`` elements of GM tensor ``src`` from
+    ``src_off`` (the next tile of a double-buffered CopyIn).  Each of the lane's next ``spread``
+    vector ops then brings a ``1/spread`` share of those bytes into the CPU cache while it
+    computes.  Changes no value; the part outside ``src`` is ignored, and with PRELOAD_REGIONS
+    regions still being fetched the hint is dropped."""
+    if src_off < 0 or count <= 0 or src_off >= src.size:
+        return
+    base = ctx.state_addr
+    nbytes = min(count, src.size - src_off) * src.itemsize
+    for r in range(PRELOAD_REGIONS):
+        at = STATE_PRELOAD + 3 * r
+        if _load_i64(base, at + 1) <= 0:
+            _store_i64(base, at, np.int64(_address(src)) + src_off * src.itemsize)
+            _store_i64(base, at + 1, nbytes)
+            _store_i64(base, at + 2, max(nbytes // max(spread, 1), 64))
+            _store_i64(base, STATE_PRELOAD_PENDING, _load_i64(base, STATE_PRELOAD_PENDING) + 1)
+            return
+
+
+@jit
+def _fetch_preloaded(base):
+    """Prefetch one share of every region still being fetched."""
+    for r in range(PRELOAD_REGIONS):
+        at = STATE_PRELOAD + 3 * r
+        left = _load_i64(base, at + 1)
+        if left <= 0:
+            continue
+        addr = _load_i64(base, at)
+        take = min(left, _load_i64(base, at + 2))
+        for line in range(addr - addr % 64, addr + take, 64):
+            _prefetch(line)
+        _store_i64(base, at, addr + take)
+        _store_i64(base, at + 1, left - take)
+        if take == left:
+            _store_i64(base, STATE_PRELOAD_PENDING, _load_i64(base, STATE_PRELOAD_PENDING) - 1)
+
+
+@jit(inline="always")
+def _advance_preload(ctx):
+    # One load and a branch when nothing is announced: every vector op calls this.
+    if _load_i64(ctx.state_addr, STATE_PRELOAD_PENDING) > 0:
+        _fetch_preloaded(ctx.state_addr)
+
+
 # Vector arithmetic: load/store/scalar go through fp32 for fp16 (uint16) tiles.
 
 def _vload(tensor, i):
@@ -532,6 +603,7 @@ def duplicate(ctx, dst, value, count):
     if not check_vector(ctx, PRIM_DUPLICATE, _address(dst), dst.nbytes, count * dst.itemsize, 0, 0, NO_OPERAND, 0,
                         0, NO_OPERAND):
         return
+    _advance_preload(ctx)
     v = _vscalar(dst, value)
     for i in range(min(count, dst.size)):
         _vstore(dst, i, v)
@@ -605,6 +677,7 @@ def adds(ctx, dst, src, scalar, count):
     """Adds: ``dst = src + scalar``."""
     if not _check_unary(ctx, PRIM_ADDS, dst, src, count):
         return
+    _advance_preload(ctx)
     _unary(dst, src, _vscalar(dst, scalar), count, _add)
 
 
@@ -613,6 +686,7 @@ def muls(ctx, dst, src, scalar, count):
     """Muls: ``dst = src * scalar``."""
     if not _check_unary(ctx, PRIM_MULS, dst, src, count):
         return
+    _advance_preload(ctx)
     _unary(dst, src, _vscalar(dst, scalar), count, _mul)
 
 
@@ -621,6 +695,7 @@ def add(ctx, dst, a, b, count):
     """Add: ``dst = a + b``."""
     if not _check_binary(ctx, PRIM_ADD, dst, a, b, count):
         return
+    _advance_preload(ctx)
     _binary(dst, a, b, count, _add)
 
 
@@ -629,6 +704,7 @@ def sub(ctx, dst, a, b, count):
     """Sub: ``dst = a - b``."""
     if not _check_binary(ctx, PRIM_SUB, dst, a, b, count):
         return
+    _advance_preload(ctx)
     _binary(dst, a, b, count, _sub)
 
 
@@ -637,6 +713,7 @@ def mul(ctx, dst, a, b, count):
     """Mul: ``dst = a * b``."""
     if not _check_binary(ctx, PRIM_MUL, dst, a, b, count):
         return
+    _advance_preload(ctx)
     _binary(dst, a, b, count, _mul)
 
 
@@ -645,6 +722,7 @@ def div(ctx, dst, a, b, count):
     """Div: ``dst = a / b`` (IEEE division, no fast reciprocal)."""
     if not _check_binary(ctx, PRIM_DIV, dst, a, b, count):
         return
+    _advance_preload(ctx)
     _binary(dst, a, b, count, _div)
 
 
@@ -653,6 +731,7 @@ def vmax(ctx, dst, a, b, count):
     """Max: ``dst = max(a, b)``, NaN-propagating like ``numpy.maximum``."""
     if not _check_binary(ctx, PRIM_MAX, dst, a, b, count):
         return
+    _advance_preload(ctx)
     _binary(dst, a, b, count, _max)
 
 
@@ -661,6 +740,7 @@ def vsqrt(ctx, dst, src, count):
     """Sqrt: ``dst = sqrt(src)`` (correctly rounded)."""
     if not _check_unary(ctx, PRIM_SQRT, dst, src, count):
         return
+    _advance_preload(ctx)
     _unary(dst, src, 0, count, _sqrt)
 
 
@@ -669,6 +749,7 @@ def cast_f16_to_f32(ctx, dst, src, count):
     """Cast fp16 (uint16 bits) to fp32, exact."""
     if not _check_unary(ctx, PRIM_CAST, dst, src, count):
         return
+    _advance_preload(ctx)
     for i in range(min(count, dst.size, src.size)):
         dst[i] = f16_to_f32(src[i])
 
@@ -678,6 +759,7 @@ def cast_f32_to_f16(ctx, dst, src, count):
     """Cast fp32 to fp16 bits with round-to-nearest-even (CAST_RINT)."""
     if not _check_unary(ctx, PRIM_CAST, dst, src, count):
         return
+    _advance_preload(ctx)
     for i in range(min(count, dst.size, src.size)):
         dst[i] = f32_to_f16(src[i])
 
@@ -687,6 +769,7 @@ def cast_bf16_to_f32(ctx, dst, src, count):
     """Cast bf16 (uint16 bits) to fp32, exact."""
     if not _check_unary(ctx, PRIM_CAST, dst, src, count):
         return
+    _advance_preload(ctx)
     for i in range(min(count, dst.size, src.size)):
         dst[i] = bf16_to_f32(src[i])
 
@@ -696,5 +779,6 @@ def cast_f32_to_bf16(ctx, dst, src, count):
     """Cast fp32 to bf16 bits with round-to-nearest-even (CAST_RINT)."""
     if not _check_unary(ctx, PRIM_CAST, dst, src, count):
         return
+    _advance_preload(ctx)
     for i in range(min(count, dst.size, src.size)):
         dst[i] = f32_to_bf16(src[i])
