@@ -7,9 +7,10 @@ float32, or uint16 holding fp16/bf16), ``DTYPE`` (0 fp32, 1 fp16, 2 bf16),
 work tiles, rounding once at the end).  Every branch on them folds at compile
 time; the element loops inside the vector primitives have none.
 
-Per tile: CopyIn (MTE2) the inputs into the double-buffered in-queues, Compute
-(V) with Muls/Mul/Sub/Add/Div/Sqrt/Max/Adds, CopyOut (MTE3) exactly the tile's
-elements.  In the native modes (fp32, fp16 seed) every op runs in the tensor
+Per tile: CopyIn (MTE2) the inputs into the double-buffered in-queues and
+announce the next tile's (preload: the device's MTE2 fetches it during this
+tile's Compute), Compute (V) with Muls/Mul/Sub/Add/Div/Sqrt/Max/Adds, CopyOut
+(MTE3) exactly the tile's elements.  In the native modes (fp32, fp16 seed) every op runs in the tensor
 type, so fp16 rounds after each op as the fp16 vector unit does.
 """
 
@@ -20,8 +21,12 @@ from .half import bf16_to_f32, f16_to_f32
 from .launch import kernel
 from .primitives import (
     add, adds, alloc_buffer, big_small_lane_range, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
-    cast_f32_to_f16, data_copy, data_copy_pad, div, duplicate, mul, muls, sub, trace_work, vmax, vsqrt,
+    cast_f32_to_f16, data_copy, data_copy_pad, div, duplicate, mul, muls, preload, sub, trace_work, vmax,
+    vsqrt,
 )
+
+
+COMPUTE_OPS = 16  # about the vector ops of one tile's Compute, over which the next tile is preloaded
 
 
 @kernel(tiling_key=AdamWKey)
@@ -83,6 +88,15 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
         data_copy(ctx, in_g, q, grad, pos, n_al)
         if amsgrad:
             data_copy(ctx, in_mgn, q, max_grad_norm, pos, n_al)
+        # The next tile's CopyIn, which the device's MTE2 runs during this tile's Compute.
+        ahead = min(tile, end - pos - n)
+        if ahead > 0:
+            preload(ctx, var, pos + n, ahead, COMPUTE_OPS)
+            preload(ctx, m, pos + n, ahead, COMPUTE_OPS)
+            preload(ctx, v, pos + n, ahead, COMPUTE_OPS)
+            preload(ctx, grad, pos + n, ahead, COMPUTE_OPS)
+            if amsgrad:
+                preload(ctx, max_grad_norm, pos + n, ahead, COMPUTE_OPS)
         # Compute tensors: the queue slots themselves, or fp32 work tiles cast from them.
         if CAST:  # noqa: F821
             if DTYPE == 1:  # noqa: F821
