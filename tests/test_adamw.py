@@ -105,6 +105,21 @@ def test_tiling_split_and_default_block_dim():
     assert plan.core_ranges()[0] == (0, 200) and plan.core_ranges()[-1] == (800, 1000)
 
 
+def test_repeated_calls_on_one_problem_share_nothing_but_the_plan():
+    # A problem seen before reuses its plan and prepared launch; each call's arrays are its own,
+    # in plain, traced and checked calls alike, and its arguments are still checked.
+    for seed in (5, 6):
+        var, m, v, grad, mgn = _state(np.float16, n=5003, seed=seed)
+        ref = apply_adamw_reference(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=True)
+        for mode in ({}, {"trace": True}, {"checked": True}):
+            got = an.apply_adamw(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=True, inplace=False,
+                                 block_dim=3, **mode)
+            _assert_0ulp(got[0] if "trace" in mode else got, ref)
+    with pytest.raises(an.ParamDtypeError):
+        an.apply_adamw(var, m.astype(np.float32), v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=True,
+                       inplace=False, block_dim=3)
+
+
 def _args(dtype=np.float32, n=64):
     var, m, v, grad, mgn = _state(dtype, n=n, seed=4)
     return dict(var=var, m=m, v=v, **SCALARS, grad=grad, max_grad_norm=mgn)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
 
@@ -64,8 +66,8 @@ def check_adamw_args(tensors: dict, scalars: dict, max_grad_norm, amsgrad: bool,
             raise ParamInvalidError(f"ApplyAdamW: {name} must be a number or a one-element array")
     if variant not in VARIANTS:
         raise ParamInvalidError(f"ApplyAdamW: variant must be one of {VARIANTS}, got {variant!r}")
-    # A Python number becomes the tensor dtype first, as the adapter copies scalars into tensors.
-    return dtype, np.array([np.asarray(val, dtype=dtype) for val in values], dtype=dtype)
+    # Each number becomes the tensor dtype from its own type, as the adapter copies scalars into tensors.
+    return dtype, np.array(values, dtype=dtype)
 
 
 def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon, grad,
@@ -99,18 +101,47 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
         outs = tuple(empty(a.shape, a.dtype) for a in (var, m, v))
     if var.size == 0:
         return (outs, None) if trace else outs
-    plan = plan_adamw(var.size, ADAMW_DTYPES[dtype], variant, bool(amsgrad), bool(maximize), block_dim, plat)
+    problem = _problem(var.size, ADAMW_DTYPES[dtype], variant, bool(amsgrad), bool(maximize), block_dim, plat)
     inputs = [as_gm(np.ascontiguousarray(a), n) for n, a in tensors.items()]
     mgn = as_gm(np.ascontiguousarray(max_grad_norm), "max_grad_norm") if amsgrad else inputs[0][:1]
-    io = np.float32 if dtype == np.float32 else np.uint16
-    datatype = {"IO": io, "DTYPE": DTYPE_CODES[ADAMW_DTYPES[dtype]], "VARIANT": VARIANTS.index(variant),
-                "CAST": computes_in_fp32(ADAMW_DTYPES[dtype], variant)}
+    gm_args = (*inputs, mgn, as_gm(scalar_array, "scalars"), *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v"))))
+    if not (trace or checked):
+        problem.launch(gm_args)
+        return outs
+    plan = problem.plan
     result = adamw_kernel.launch_prepared(
-        (*inputs, mgn, as_gm(scalar_array, "scalars"), *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v")))),
-        plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim, plat, {**plan.key, **datatype},
+        gm_args, plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim, plat, problem.constants,
         trace=trace, checked=checked, scratch=() if inplace else (6, 7, 8))
     if trace:
         result.info.update(dtype=ADAMW_DTYPES[dtype], variant=variant, amsgrad=bool(amsgrad),
                            maximize=bool(maximize), tile=plan.tiling.tileDataNum)
         return outs, result
     return outs
+
+
+class _AdamWProblem:
+    """What one problem (element count, dtype, variant, key, lanes, platform) fixes before any
+    data: the plan, the kernel's compile-time constants and, once a plain call needs it, the
+    prepared launch."""
+
+    def __init__(self, size: int, dtype_name: str, variant: str, amsgrad: bool, maximize: bool, block_dim, plat):
+        self.plan = plan_adamw(size, dtype_name, variant, amsgrad, maximize, block_dim, plat)
+        io = np.float32 if dtype_name == "float32" else np.uint16
+        self.constants = {**self.plan.key, "IO": io, "DTYPE": DTYPE_CODES[dtype_name],
+                          "VARIANT": VARIANTS.index(variant), "CAST": computes_in_fp32(dtype_name, variant)}
+        # What the launch's GM tensors add up to: var, m, v, grad, max_grad_norm (one element
+        # when unused), the seven scalars and the three outputs.
+        itemsize = np.dtype(io).itemsize
+        self.gm_bytes = (7 * size + (size if amsgrad else 1) + 7) * itemsize
+
+    @functools.cached_property
+    def launch(self):
+        # Built on first use: a traced or checked caller must not compile the plain launcher.
+        plan = self.plan
+        return adamw_kernel.prepare(plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim,
+                                    plan.platform, self.constants, gm_bytes=self.gm_bytes)
+
+
+@functools.lru_cache(maxsize=1024)
+def _problem(size: int, dtype_name: str, variant: str, amsgrad: bool, maximize: bool, block_dim, plat) -> _AdamWProblem:
+    return _AdamWProblem(size, dtype_name, variant, amsgrad, maximize, block_dim, plat)
