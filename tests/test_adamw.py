@@ -16,6 +16,7 @@ from ascend_numba.host.adamw_plan import adamw_ub_buffers, plan_adamw
 from ascend_numba.host.tiling import numpy_dtype
 from ascend_numba.kernels.adamw import adamw_kernel
 from ascend_numba.kernels.primitives import STATE_UB_TOP
+from ascend_numba.ops.adamw import _problem
 from ascend_numba.reference.adamw import apply_adamw_reference
 
 from adamw_cases import DTYPES, KEYS, SCALARS, VARIANTS, _assert_0ulp, _state, check_zero_ulp
@@ -71,7 +72,8 @@ def test_scalars_as_one_element_arrays_and_any_rank():
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_ub_budget(dtype, amsgrad, variant):
     name = np.dtype(dtype).name
-    plan = plan_adamw(100_000, name, variant, amsgrad, False, None, an.get_platform("A2"))
+    problem = _problem(100_000, name, variant, amsgrad, False, None, an.get_platform("A2"))
+    plan = problem.plan
     assert plan.ub_bytes <= 196608
     io = np.dtype(dtype).itemsize
     # One more block per tile would not fit.
@@ -80,14 +82,11 @@ def test_ub_budget(dtype, amsgrad, variant):
     # The kernel binds exactly the planned buffers.
     var, m, v, grad, mgn = _state(dtype, n=100_000, seed=3)
     io_t = np.float32 if io == 4 else np.uint16
-    from ascend_numba.host.adamw_plan import DTYPE_CODES, VARIANTS as VS, computes_in_fp32
-    datatype = {"IO": io_t, "DTYPE": DTYPE_CODES[name], "VARIANT": VS.index(variant),
-                "CAST": computes_in_fp32(name, variant)}
     flat = [a.view(io_t) if io == 2 else a for a in (var, m, v, grad, mgn)]
     scal = np.array([np.asarray(s, dtype) for s in SCALARS.values()], dtype).view(io_t)
     state = adamw_kernel.launch_prepared((*flat, scal, flat[0].copy(), flat[1].copy(), flat[2].copy()),
                                          plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim,
-                                         plan.platform, {**plan.key, **datatype})
+                                         plan.platform, problem.constants)
     assert (state[:, STATE_UB_TOP] == plan.ub_bytes).all()
 
 
@@ -107,17 +106,16 @@ def test_tiling_split_and_default_block_dim():
 
 def test_repeated_calls_on_one_problem_share_nothing_but_the_plan():
     # A problem seen before reuses its plan and prepared launch; each call's arrays are its own,
-    # in plain, traced and checked calls alike, and its arguments are still checked.
+    # in plain and checked calls alike, and its arguments are still checked.  (The key and dtype
+    # of a checked case above: no new specialization to compile.)
     for seed in (5, 6):
-        var, m, v, grad, mgn = _state(np.float16, n=5003, seed=seed)
-        ref = apply_adamw_reference(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=True)
-        for mode in ({}, {"trace": True}, {"checked": True}):
-            got = an.apply_adamw(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=True, inplace=False,
-                                 block_dim=3, **mode)
-            _assert_0ulp(got[0] if "trace" in mode else got, ref)
+        var, m, v, grad, _ = _state(np.float16, n=5003, seed=seed)
+        ref = apply_adamw_reference(var, m, v, **SCALARS, grad=grad)
+        for checked in (False, True, False):
+            got = an.apply_adamw(var, m, v, **SCALARS, grad=grad, inplace=False, block_dim=3, checked=checked)
+            _assert_0ulp(got, ref)
     with pytest.raises(an.ParamDtypeError):
-        an.apply_adamw(var, m.astype(np.float32), v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=True,
-                       inplace=False, block_dim=3)
+        an.apply_adamw(var, m.astype(np.float32), v, **SCALARS, grad=grad, inplace=False, block_dim=3)
 
 
 def _args(dtype=np.float32, n=64):

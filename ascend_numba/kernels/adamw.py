@@ -10,8 +10,9 @@ time; the element loops inside the vector primitives have none.
 Per tile: CopyIn (MTE2) the inputs into the double-buffered in-queues and
 announce the next tile's (preload: the device's MTE2 fetches it during this
 tile's Compute), Compute (V) with Muls/Mul/Sub/Add/Div/Sqrt/Max/Adds, CopyOut
-(MTE3) exactly the tile's elements.  In the native modes (fp32, fp16 seed) every op runs in the tensor
-type, so fp16 rounds after each op as the fp16 vector unit does.
+(MTE3) exactly the tile's elements.  In the native modes (fp32, fp16 seed)
+every op runs in the tensor type, so fp16 rounds after each op as the fp16
+vector unit does.
 """
 
 import numpy as np

@@ -104,7 +104,8 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     problem = _problem(var.size, ADAMW_DTYPES[dtype], variant, bool(amsgrad), bool(maximize), block_dim, plat)
     inputs = [as_gm(np.ascontiguousarray(a), n) for n, a in tensors.items()]
     mgn = as_gm(np.ascontiguousarray(max_grad_norm), "max_grad_norm") if amsgrad else inputs[0][:1]
-    gm_args = (*inputs, mgn, as_gm(scalar_array, "scalars"), *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v"))))
+    gm_args = (*inputs, mgn, as_gm(scalar_array, "scalars"),
+               *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v"))))
     if not (trace or checked):
         problem.launch(gm_args)
         return outs
@@ -143,5 +144,6 @@ class _AdamWProblem:
 
 
 @functools.lru_cache(maxsize=1024)
-def _problem(size: int, dtype_name: str, variant: str, amsgrad: bool, maximize: bool, block_dim, plat) -> _AdamWProblem:
+def _problem(size: int, dtype_name: str, variant: str, amsgrad: bool, maximize: bool, block_dim,
+             plat) -> _AdamWProblem:
     return _AdamWProblem(size, dtype_name, variant, amsgrad, maximize, block_dim, plat)
