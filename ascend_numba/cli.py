@@ -1,8 +1,9 @@
-"""``ascend-numba``: golden generation and verification from the command line."""
+"""``ascend-numba``: golden generation, verification and ahead-of-time compilation."""
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -10,6 +11,8 @@ import numpy as np
 
 from .golden import CaseError, compare, default_cache_dir, load_cases, run_suite
 from .golden.cases import DTYPES
+from .warmup import OPS, specializations
+from .warmup import warmup as run_warmup
 
 
 @click.group()
@@ -55,6 +58,33 @@ def verify(golden_file, actual_file, dtype):
     for line in report.lines():
         click.echo(line)
     sys.exit(0 if report.passed else 1)
+
+
+@main.command()
+@click.option("--ops", default=",".join(OPS), show_default=True,
+              help="Comma-separated ops to compile.")
+@click.option("--modes", default="plain", show_default=True,
+              help="Comma-separated modes: plain, traced, checked.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1),
+              help="Processes compiling in parallel.")
+def warmup(ops, modes, workers):
+    """Compile every kernel specialization of OPS ahead of time into Numba's on-disk cache, so
+    the first call of each op in a new process (CI, a container) loads instead of compiling."""
+    try:
+        specs = specializations([o.strip() for o in ops.split(",") if o.strip()],
+                                [m.strip() for m in modes.split(",") if m.strip()])
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"warmup: {len(specs)} specializations on {workers} worker(s)", err=True)
+    done = []
+    start = time.perf_counter()
+
+    def report(spec, seconds):
+        done.append(spec)
+        click.echo(f"[{len(done)}/{len(specs)}] {spec}: {seconds:.1f} s", err=True)
+
+    run_warmup(specs, workers, report)
+    click.echo(f"warmup: {len(specs)} specializations ready in {time.perf_counter() - start:.1f} s")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from ..host.check import (
     RULE_GM_BOUNDS, RULE_GM_WRITE_RACE, RULE_UB_ADDRESS_ALIGN, RULE_UB_CAPACITY, RULE_UB_OUTSIDE_BUFFER,
     RULE_UB_OUTSIDE_UB, RULE_UB_UNINITIALIZED,
 )
-from ._jit import JIT_OPTIONS, jit
+from ._jit import OVERLOAD_OPTIONS, jit
 from .lane import CheckedLane, _load_i64, _store_i64, _voidptr
 
 __all__ = ["check_transfer", "check_vector", "check_gather", "check_ttrans", "check_set_value",
@@ -63,12 +63,12 @@ def _violation(ctx, rule, prim, operand, d0, d1, d2, d3, d4):
     _store_i64(base, CHECK_DETAIL + 4, d4)
 
 
-@jit(inline="always")
+@jit
 def _failed(ctx):
     return _load_i64(ctx.check_addr, CHECK_RULE) != 0
 
 
-@jit(inline="always")
+@jit
 def _is_ub(ctx, addr):
     return ctx.ub_addr <= addr and addr < ctx.ub_addr + ctx.ub_size
 
@@ -144,7 +144,7 @@ def _is_local_operand(ctx, prim, operand, addr):
 
 # ---- GM: bounds with padding, one writer per byte ------------------------------------------------
 
-@jit(inline="always")
+@jit
 def _region_field(ctx, r, col):
     return _load_i64(ctx.regions_addr, r * REGION_COLS + col)
 
@@ -189,7 +189,7 @@ def _claim(ctx, prim, r, lo, n):
     return _claim_bytes(ctx, prim, r, carray(address, hi - lo, np.uint16), np.uint16(ctx.block_idx + 1), lo)
 
 
-@jit(inline="always")
+@jit
 def _claim_bytes(ctx, prim, r, owner, me, lo):
     taken = False
     for i in range(owner.size):
@@ -385,7 +385,7 @@ def check_alloc_failed(ctx, end):
 
 # Each overload returns a no-op unless the context is a CheckedLane.
 
-@overload(check_transfer, jit_options=JIT_OPTIONS, inline="always")
+@overload(check_transfer, jit_options=OVERLOAD_OPTIONS)
 def _ov_check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbytes, src_byte, block_count,
                        block_len, src_pitch, dst_pitch):
     if not _is_checked(ctx):
@@ -397,7 +397,7 @@ def _ov_check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_
                                                          dst_pitch)
 
 
-@overload(check_vector, jit_options=JIT_OPTIONS, inline="always")
+@overload(check_vector, jit_options=OVERLOAD_OPTIONS)
 def _ov_check_vector(ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a_n, b_addr, b_nbytes, b_n):
     if not _is_checked(ctx):
         return lambda ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a_n, b_addr, b_nbytes, b_n: True
@@ -405,7 +405,7 @@ def _ov_check_vector(ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a
         _check_vector(ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a_n, b_addr, b_nbytes, b_n)
 
 
-@overload(check_gather, jit_options=JIT_OPTIONS, inline="always")
+@overload(check_gather, jit_options=OVERLOAD_OPTIONS)
 def _ov_check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, table_nbytes, itemsize, base,
                      count):
     if not _is_checked(ctx):
@@ -416,7 +416,7 @@ def _ov_check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr
                              base, count)
 
 
-@overload(check_ttrans, jit_options=JIT_OPTIONS, inline="always")
+@overload(check_ttrans, jit_options=OVERLOAD_OPTIONS)
 def _ov_check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, src_stride, tmp_addr, itemsize,
                      rows, cols):
     if not _is_checked(ctx):
@@ -427,14 +427,14 @@ def _ov_check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes
                                   tmp_addr, itemsize, rows, cols)
 
 
-@overload(check_set_value, jit_options=JIT_OPTIONS, inline="always")
+@overload(check_set_value, jit_options=OVERLOAD_OPTIONS)
 def _ov_check_set_value(ctx, addr, nbytes, index, itemsize):
     if not _is_checked(ctx):
         return lambda ctx, addr, nbytes, index, itemsize: True
     return lambda ctx, addr, nbytes, index, itemsize: _check_set_value(ctx, addr, nbytes, index, itemsize)
 
 
-@overload(check_alloc_failed, jit_options=JIT_OPTIONS, inline="always")
+@overload(check_alloc_failed, jit_options=OVERLOAD_OPTIONS)
 def _ov_check_alloc_failed(ctx, end):
     if not _is_checked(ctx):
         return lambda ctx, end: True

@@ -18,7 +18,7 @@ from numba.extending import intrinsic
 
 __all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR",
            "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM", "STATE_PRELOAD_PENDING",
-           "STATE_PRELOAD", "PRELOAD_REGIONS", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL"]
+           "STATE_PRELOAD", "PRELOAD_REGIONS", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL", "ERR_LANE_RAISED", "LANE_TYPES"]
 
 Lane = collections.namedtuple("Lane", ["block_idx", "block_num", "ub_addr", "ub_size", "block_bytes", "state_addr"])
 Lane.__doc__ = """One simulated core: its index, the core count, the address and size of its UB bytes,
@@ -42,7 +42,17 @@ STATE_PRELOAD_PENDING = 6  # GM regions announced by preload() and not yet fetch
 STATE_PRELOAD = 8  # then (address, bytes left, bytes per vector op) of each of PRELOAD_REGIONS regions
 PRELOAD_REGIONS = 8
 LANE_STATE_SLOTS = STATE_PRELOAD + 3 * PRELOAD_REGIONS
-ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL = 1, 2
+ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL, ERR_LANE_RAISED = 1, 2, 3
+
+# The Numba type of each context, field by field: a kernel body is compiled for exactly this
+# type and called through its address (see launch.py), so the launcher must build the same.
+_I64, _U64 = types.int64, types.uint64
+LANE_TYPES = {
+    "plain": types.NamedTuple((_I64, _I64, _U64, _I64, _I64, _U64), Lane),
+    "traced": types.NamedTuple((_I64, _I64, _U64, _I64, _I64, _U64, _U64, _I64), TracedLane),
+    "checked": types.NamedTuple((_I64, _I64, _U64, _I64, _I64, _U64, _U64, _I64, _U64, _U64, _I64, _U64, _I64),
+                                CheckedLane),
+}
 
 
 @intrinsic

@@ -16,8 +16,9 @@ through its NumPy structured dtype, as a device kernel reads it from GM.
 Key fields are compile-time constants: the kernel body sees each field name as
 a global holding the key's value, so ``if UseScale == 1:`` folds away, and each
 key compiles one specialization.  Specializations are cached on disk; the cache
-index includes the key, the tiling layout and a hash of the kernel's source file,
-so one key can never load another's code.
+index includes the key, the tiling layout and a hash of the kernel's source file
+and of the library's compiled code, so one key can never load another's code.
+The launchers are shared by all kernels: they call a body through its address.
 """
 
 from __future__ import annotations
@@ -25,14 +26,19 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import os
+import sys
 import threading
 import types as pytypes
-from typing import Any, Callable
+from typing import Callable
 
 import ml_dtypes
 import numba
 import numpy as np
-from numba import get_thread_id, njit, prange
+from numba import get_thread_id, prange, types
+from numba.core import cgutils
+from numba.core.errors import TypingError
+from numba.extending import intrinsic, overload
 
 from ..host.check import CHECK_RULE, CHECK_SLOTS, decode_violation
 from ..host.errors import KernelError
@@ -40,14 +46,15 @@ from ..host.platform import Platform, get_platform
 from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
 from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
-from ._jit import JIT_OPTIONS, TaggedCache, jit, library_digest
+from ._jit import OVERLOAD_OPTIONS, compiled_code_digest, dispatcher, jit
 from .check import REGION_COLS
 from .lane import (
-    ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, STATE_ERROR, STATE_ERROR_DETAIL, STATE_STREAM,
-    CheckedLane, Lane, TracedLane, _address,
+    ERR_LANE_RAISED, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, LANE_TYPES, STATE_ERROR,
+    STATE_ERROR_DETAIL, STATE_STREAM, CheckedLane, Lane, TracedLane, _address,
 )
 
-__all__ = ["Kernel", "PreparedLaunch", "kernel", "KernelError", "as_gm", "check_block_dim", "MAX_BLOCK_DIM"]
+__all__ = ["Kernel", "KernelBody", "PreparedLaunch", "kernel", "KernelError", "as_gm", "check_block_dim",
+           "MAX_BLOCK_DIM", "compile_messages", "body_signature"]
 
 MAX_BLOCK_DIM = 65535
 
@@ -79,19 +86,15 @@ def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
     return flat.view(raw) if raw is not None else flat
 
 
-def _specialized_jit(func: Callable, consts: dict, tag: str, **options):
-    """Compile ``func`` with ``consts`` injected as globals (compile-time constants), cached under ``tag``."""
+def _specialized_body(func: Callable, consts: dict, tag: str, announce: str):
+    """``func`` compiled with ``consts`` injected as globals (compile-time constants), cached
+    under ``tag``; ``announce`` is printed (see :func:`compile_messages`) before a real compile."""
     scope = dict(func.__globals__)
     scope.update(consts)
     clone = pytypes.FunctionType(func.__code__, scope, func.__name__, func.__defaults__, func.__closure__)
     clone.__qualname__ = func.__qualname__
     clone.__module__ = func.__module__
-    dispatcher = njit(**{**JIT_OPTIONS, **options})(clone)
-    try:
-        dispatcher._cache = TaggedCache(clone, tag)
-    except RuntimeError:
-        pass  # no cache locator for this function (no source file): compile in memory only
-    return dispatcher
+    return dispatcher(clone, tag, on_miss=functools.partial(_announce_compile, announce))
 
 
 def _source_digest(func: Callable) -> str:
@@ -101,62 +104,56 @@ def _source_digest(func: Callable) -> str:
             own = f.read()
     except (OSError, TypeError):
         own = func.__code__.co_code
-    return hashlib.sha256(own + library_digest().encode()).hexdigest()
+    return hashlib.sha256(own + compiled_code_digest().encode()).hexdigest()
 
 
-def _launch_with_tiling(block_dim, ub_pool, block_bytes, state, trace, args, tiling_bytes):
-    tiling = tiling_bytes.view(TILING_DTYPE)  # noqa: F821 - injected per specialization
-    threads = ub_pool.shape[0]
-    per_thread = (block_dim + threads - 1) // threads
-    for k in prange(per_thread * threads):
-        i = _interleaved_lane(k, per_thread, threads)
-        if i < block_dim:
-            ctx = MAKE_LANE(i, block_dim, ub_pool[get_thread_id()], block_bytes, state[i], trace)  # noqa: F821
-            LANE_BODY(ctx, *args, tiling[0])  # noqa: F821 - injected per specialization
+_COMPILE_MESSAGES: bool | None = None
 
 
-def _launch_without_tiling(block_dim, ub_pool, block_bytes, state, trace, args, tiling_bytes):
-    threads = ub_pool.shape[0]
-    per_thread = (block_dim + threads - 1) // threads
-    for k in prange(per_thread * threads):
-        i = _interleaved_lane(k, per_thread, threads)
-        if i < block_dim:
-            ctx = MAKE_LANE(i, block_dim, ub_pool[get_thread_id()], block_bytes, state[i], trace)  # noqa: F821
-            LANE_BODY(ctx, *args)  # noqa: F821 - injected per specialization
+def compile_messages(enabled: bool | None = None) -> bool | None:
+    """Whether a kernel compiled for the first time (not found in Numba's on-disk cache) prints
+    ``compiling <kernel> kernel (first run only)...`` to stderr.  None (default): when stderr is
+    a terminal or ``ASCEND_NUMBA_COMPILE_MESSAGES=1``.  Returns the previous setting."""
+    global _COMPILE_MESSAGES
+    previous, _COMPILE_MESSAGES = _COMPILE_MESSAGES, enabled
+    return previous
 
 
-# Checked launches run the lanes one after another on one UB: the owner maps need no atomics,
-# the first violation is always the same one, and the launch stops at the lane that found it.
-
-def _launch_checked_with_tiling(block_dim, ub_pool, block_bytes, state, trace, check, check_info, args,
-                                tiling_bytes):
-    tiling = tiling_bytes.view(TILING_DTYPE)  # noqa: F821 - injected per specialization
-    for i in range(block_dim):
-        ctx = _make_checked_lane(i, block_dim, ub_pool[0], block_bytes, state[i], trace, check, check_info)
-        LANE_BODY(ctx, *args, tiling[0])  # noqa: F821 - injected per specialization
-        if check[i, CHECK_RULE] != 0 or state[i, STATE_ERROR] != 0:
-            break
+def _announce_compile(what: str):
+    enabled = _COMPILE_MESSAGES
+    if enabled is None:
+        enabled = os.environ.get("ASCEND_NUMBA_COMPILE_MESSAGES", "") not in ("", "0") or sys.stderr.isatty()
+    if enabled:
+        print(f"compiling {what} (first run only)...", file=sys.stderr, flush=True)
 
 
-def _launch_checked_without_tiling(block_dim, ub_pool, block_bytes, state, trace, check, check_info, args,
-                                   tiling_bytes):
-    for i in range(block_dim):
-        ctx = _make_checked_lane(i, block_dim, ub_pool[0], block_bytes, state[i], trace, check, check_info)
-        LANE_BODY(ctx, *args)  # noqa: F821 - injected per specialization
-        if check[i, CHECK_RULE] != 0 or state[i, STATE_ERROR] != 0:
-            break
+# ---- the launchers -------------------------------------------------------------------------------
+#
+# One launcher serves every kernel: it builds each lane's context and calls the kernel body
+# through its address.  Calling through an address keeps the body's code out of the launcher's
+# LLVM module: a direct call would link the whole kernel in and optimize and generate it a
+# second time (a Tile kernel: ~5 of the ~10 CPU seconds of its first call).  The launchers are
+# compiled once per argument types and cached like everything else.
 
-
-@jit(inline="always")
 def _make_lane(i, block_dim, ub, block_bytes, state, trace):
-    return Lane(i, block_dim, _address(ub), ub.size, block_bytes, _address(state))
+    raise NotImplementedError  # compiled only
 
 
-@jit(inline="always")
-def _make_traced_lane(i, block_dim, ub, block_bytes, state, trace):
-    row = trace[i]
-    return TracedLane(i, block_dim, _address(ub), ub.size, block_bytes, _address(state), _address(row),
-                      (row.size - TRACE_EVENTS) // 3)
+@overload(_make_lane, jit_options=OVERLOAD_OPTIONS)
+def _ov_make_lane(i, block_dim, ub, block_bytes, state, trace):
+    # The plain launcher passes trace=None; a traced one passes the trace rows.
+    if isinstance(trace, types.NoneType):
+        def plain(i, block_dim, ub, block_bytes, state, trace):
+            return Lane(np.int64(i), np.int64(block_dim), _address(ub), np.int64(ub.size), np.int64(block_bytes),
+                        _address(state))
+        return plain
+
+    def traced(i, block_dim, ub, block_bytes, state, trace):
+        row = trace[i]
+        return TracedLane(np.int64(i), np.int64(block_dim), _address(ub), np.int64(ub.size),
+                          np.int64(block_bytes), _address(state), _address(row),
+                          np.int64((row.size - TRACE_EVENTS) // 3))
+    return traced
 
 
 @jit
@@ -168,9 +165,58 @@ def _make_checked_lane(i, block_dim, ub, block_bytes, state, trace, check, check
     if epoch == 1:
         shadow[:] = 0
     row = trace[i]
-    return CheckedLane(i, block_dim, _address(ub), ub.size, block_bytes, _address(state), _address(row),
-                       (row.size - TRACE_EVENTS) // 3, _address(check[i]), _address(shadow), epoch,
-                       _address(regions), regions.shape[0])
+    return CheckedLane(np.int64(i), np.int64(block_dim), _address(ub), np.int64(ub.size), np.int64(block_bytes),
+                       _address(state), _address(row), np.int64((row.size - TRACE_EVENTS) // 3),
+                       _address(check[i]), _address(shadow), np.int64(epoch), _address(regions),
+                       np.int64(regions.shape[0]))
+
+
+def _tiling_record(tiling):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_tiling_record, jit_options=OVERLOAD_OPTIONS)
+def _ov_tiling_record(tiling):
+    if isinstance(tiling, types.NoneType):
+        return lambda tiling: None
+    return lambda tiling: tiling[0]
+
+
+def _canonical(t):
+    # Read-only and unaligned arrays have the same data model: one body serves them all.
+    if isinstance(t, types.Array):
+        return types.Array(t.dtype, t.ndim, t.layout)
+    return t
+
+
+def body_signature(ctx, args, tiling) -> tuple:
+    """The argument types a kernel body is compiled for: its context, the GM tensors and
+    scalars (``args``, a tuple type), and the tiling record unless ``tiling`` is none."""
+    tail = () if isinstance(tiling, types.NoneType) else (tiling,)
+    return (ctx, *(_canonical(t) for t in args.types), *tail)
+
+
+@intrinsic
+def _call_body(typingctx, addr, ctx, args, tiling):
+    """Call the kernel body compiled for ``body_signature(ctx, args, tiling)`` at ``addr``;
+    returns its status (0, or the code of an exception it raised)."""
+    if ctx not in LANE_TYPES.values():
+        raise TypingError(f"not a lane context type: {ctx}")
+    argtys = body_signature(ctx, args, tiling)
+
+    def codegen(context, builder, signature, llargs):
+        fnty = context.call_conv.get_function_type(types.none, argtys)
+        fn = builder.inttoptr(llargs[0], fnty.as_pointer())
+        values = [llargs[1], *cgutils.unpack_tuple(builder, llargs[2])]
+        if len(argtys) > len(values):
+            values.append(llargs[3])
+        retval = cgutils.alloca_once(builder, fnty.args[0].pointee)
+        builder.store(cgutils.get_null_value(fnty.args[0].pointee), retval)
+        excinfo = cgutils.alloca_once(builder, fnty.args[1].pointee, name="excinfo")
+        packed = context.call_conv._get_arg_packer(argtys).as_arguments(builder, values)
+        return builder.call(fn, [retval, excinfo, *packed])
+
+    return types.int32(addr, ctx, args, tiling), codegen
 
 
 @jit
@@ -179,6 +225,40 @@ def _interleaved_lane(k, per_thread, threads):
     # to lane j * threads + t spreads lanes round-robin, so the idle trailing lanes of a split
     # do not leave one thread with all the work.  Results never depend on this mapping.
     return (k % per_thread) * threads + k // per_thread
+
+
+@jit
+def _lane_raised(state_row, status):
+    if status != 0 and state_row[STATE_ERROR] == 0:
+        state_row[STATE_ERROR] = ERR_LANE_RAISED
+        state_row[STATE_ERROR_DETAIL] = status
+
+
+@jit(python=True, parallel=True)
+def _launch_lanes(block_dim, ub_pool, block_bytes, state, trace, args, tiling, body_addr):
+    """Run lanes 0..block_dim-1 in parallel, each on the UB of the host thread running it."""
+    threads = ub_pool.shape[0]
+    per_thread = (block_dim + threads - 1) // threads
+    for k in prange(per_thread * threads):
+        i = _interleaved_lane(k, per_thread, threads)
+        if i < block_dim:
+            ctx = _make_lane(i, block_dim, ub_pool[get_thread_id()], block_bytes, state[i], trace)
+            _lane_raised(state[i], _call_body(body_addr, ctx, args, _tiling_record(tiling)))
+
+
+# Checked launches run the lanes one after another on one UB: the owner maps need no atomics,
+# the first violation is always the same one, and the launch stops at the lane that found it.
+
+@jit(python=True)
+def _launch_lanes_checked(block_dim, ub_pool, block_bytes, state, trace, check, check_info, args, tiling,
+                          body_addr):
+    """Run lanes 0..block_dim-1 one after another, stopping at the first that broke a rule."""
+    record = _tiling_record(tiling)
+    for i in range(block_dim):
+        ctx = _make_checked_lane(i, block_dim, ub_pool[0], block_bytes, state[i], trace, check, check_info)
+        _lane_raised(state[i], _call_body(body_addr, ctx, args, record))
+        if check[i, CHECK_RULE] != 0 or state[i, STATE_ERROR] != 0:
+            break
 
 
 class _UBPool(threading.local):
@@ -194,18 +274,47 @@ class _UBPool(threading.local):
 
 _UB_POOL = _UBPool()
 
-_NO_TILING = np.zeros(1, np.uint8)
+def _arg_key(gm_args: tuple) -> tuple:
+    # What decides the body's argument types, at a fraction of numba.typeof's cost.
+    return tuple((a.dtype, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous) if type(a) is np.ndarray
+                 else type(a) for a in gm_args)
+
+
+class KernelBody:
+    """One specialization of a kernel body (compile-time constants, tiling layout, lane mode)
+    and the address of its compiled code for each set of argument types."""
+
+    def __init__(self, dispatcher, mode: str):
+        self.dispatcher = dispatcher
+        self.mode = mode
+        self._addresses: dict[tuple, int] = {}
+
+    def address(self, gm_args: tuple, tiling: np.ndarray | None) -> int:
+        """The compiled body's address for these GM arguments (compiled, or loaded from the
+        on-disk cache, on first use)."""
+        key = _arg_key(gm_args)
+        found = self._addresses.get(key)
+        if found is None:
+            record = types.none if tiling is None else numba.typeof(tiling).dtype
+            sig = body_signature(LANE_TYPES[self.mode], numba.typeof(gm_args), record)
+            self.dispatcher.compile(sig)
+            cres = self.dispatcher.overloads[sig]
+            if cres.signature.return_type != types.none:
+                raise TypeError(f"kernel {self.dispatcher.py_func.__name__} returns a value; kernels return nothing")
+            found = self._addresses[key] = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+        return found
 
 
 class Kernel:
-    """A lane function plus its optional TilingKey schema; compiles one launcher per key and layout."""
+    """A lane function plus its optional TilingKey schema; compiles one body per key, tiling
+    layout and lane mode (plain, traced, checked)."""
 
     def __init__(self, func: Callable, tiling_key: type | None = None):
         if not callable(func):
             raise TypeError("kernel() expects a function")
         self.py_func = func
         self.key_schema = tiling_key_schema(tiling_key) if tiling_key is not None else None
-        self._launchers: dict[tuple, Any] = {}
+        self._bodies: dict[tuple, KernelBody] = {}
         self._digest = _source_digest(func)
         self.arg_names = tuple(inspect.signature(func).parameters)[1:]  # after ctx
         functools.update_wrapper(self, func)
@@ -230,29 +339,22 @@ class Kernel:
             raise TypeError(f"{self!r} is bound to {self.key_schema.key_cls.__name__}; pass a key dict")
         return dict(self.key_schema.validate_concrete(key))
 
-    def launcher(self, constants: dict, tiling_dtype: np.dtype | None, traced: bool = False, checked: bool = False):
-        """The compiled launcher for one set of compile-time constants and tiling layout (cached);
-        ``traced`` builds the variant whose lanes record a trace, ``checked`` the one whose
-        primitives verify every access (and also record a trace)."""
-        mode = "checked" if checked else "traced" if traced else "plain"
+    def body(self, constants: dict, tiling_dtype: np.dtype | None, mode: str = "plain") -> KernelBody:
+        """The body for one set of compile-time constants, tiling layout and lane mode
+        (``plain``, ``traced``: lanes record a trace, ``checked``: primitives verify every
+        access and record a trace); compiled on first launch, cached on disk."""
         cache_key = (tuple(constants.items()), tiling_dtype, mode)
-        found = self._launchers.get(cache_key)
-        if found is not None:
-            return found
-        layout = None if tiling_dtype is None else (tiling_dtype.descr, tiling_dtype.itemsize)
-        tag = f"{self._digest}|{cache_key[0]!r}|{layout!r}|{mode}"
-        body = _specialized_jit(self.py_func, constants, tag, cache=True)
-        consts = {"LANE_BODY": body, "TILING_DTYPE": tiling_dtype,
-                  "MAKE_LANE": _make_traced_lane if traced else _make_lane}
-        name = f"{self.py_func.__module__}.{self.py_func.__qualname__}|{tag}"
-        if checked:
-            template = _launch_checked_without_tiling if tiling_dtype is None else _launch_checked_with_tiling
-            launcher = _specialized_jit(template, consts, name, cache=True)
-        else:
-            template = _launch_without_tiling if tiling_dtype is None else _launch_with_tiling
-            launcher = _specialized_jit(template, consts, name, parallel=True, cache=True)
-        self._launchers[cache_key] = launcher
-        return launcher
+        found = self._bodies.get(cache_key)
+        if found is None:
+            layout = None if tiling_dtype is None else (tiling_dtype.descr, tiling_dtype.itemsize)
+            tag = f"{self._digest}|{cache_key[0]!r}|{layout!r}|{mode}"
+            name = self.py_func.__name__.removesuffix("_kernel")
+            detail = ", ".join([*(f"{k}={getattr(v, '__name__', v)}" for k, v in constants.items()),
+                                *([mode] if mode != "plain" else [])])
+            announce = f"{name} kernel" + (f" ({detail})" if detail else "")
+            dispatcher_ = _specialized_body(self.py_func, constants, tag, announce)
+            found = self._bodies[cache_key] = KernelBody(dispatcher_, mode)
+        return found
 
     def launch(self, *args, block_dim: int, key: dict | None = None, datatype: dict | None = None,
                platform: "str | Platform" = "A2", trace: bool = False, checked: bool = False):
@@ -274,7 +376,7 @@ class Kernel:
         plat = get_platform(platform)
         block_dim = check_block_dim(block_dim)
         key_consts = self._key_constants(key)
-        tiling_dtype, tiling_bytes = None, _NO_TILING
+        tiling_dtype, tiling_bytes = None, None
         if args and is_tiling_class(type(args[-1])):
             tiling_dtype = numpy_dtype(type(args[-1]))
             tiling_bytes = to_array(args[-1])
@@ -283,14 +385,14 @@ class Kernel:
         return self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, block_dim, plat,
                                     {**key_consts, **(datatype or {})}, trace=trace, checked=checked)
 
-    def prepare(self, tiling_bytes: np.ndarray, tiling_dtype: np.dtype | None, block_dim: int,
+    def prepare(self, tiling_bytes: np.ndarray | None, tiling_dtype: np.dtype | None, block_dim: int,
                 platform: Platform, constants: dict | None = None, gm_bytes: int = 0) -> "PreparedLaunch":
         """A plain launch with everything but the GM tensors fixed (see :class:`PreparedLaunch`);
         ``gm_bytes``: what the GM tensors it will get add up to."""
-        launcher = self.launcher(constants or {}, tiling_dtype)
-        return PreparedLaunch(launcher, block_dim, platform, tiling_bytes, gm_bytes)
+        return PreparedLaunch(self.body(constants or {}, tiling_dtype), block_dim, platform,
+                              _tiling_view(tiling_bytes, tiling_dtype), gm_bytes)
 
-    def launch_prepared(self, gm_args: tuple, tiling_bytes: np.ndarray, tiling_dtype: np.dtype | None,
+    def launch_prepared(self, gm_args: tuple, tiling_bytes: np.ndarray | None, tiling_dtype: np.dtype | None,
                         block_dim: int, platform: Platform, constants: dict | None = None, *,
                         trace: bool = False, checked: bool = False, trace_info: dict | None = None,
                         scratch: tuple = ()):
@@ -298,10 +400,11 @@ class Kernel:
         compile-time constants (key fields and datatype).  Returns the lanes' state rows, or a
         LaunchTrace (with ``trace_info`` in it) when ``trace=True``.  ``scratch``: positions of
         fresh outputs a checked launch need not protect (see :func:`run_launch`)."""
-        launcher = self.launcher(constants or {}, tiling_dtype, traced=trace, checked=checked)
-        return run_launch(launcher, block_dim, platform, gm_args, tiling_bytes,
+        mode = "checked" if checked else "traced" if trace else "plain"
+        return run_launch(self.body(constants or {}, tiling_dtype, mode), block_dim, platform, gm_args,
+                          _tiling_view(tiling_bytes, tiling_dtype),
                           trace_name=self.py_func.__name__ if trace else None, trace_info=trace_info,
-                          checked=checked, arg_names=self.arg_names, scratch=scratch)
+                          arg_names=self.arg_names, scratch=scratch)
 
     @staticmethod
     def _gm_arg(value, index: int):
@@ -312,6 +415,13 @@ class Kernel:
         raise TypeError(f"argument {index}: expected a numpy array or a scalar, got {type(value).__name__}")
 
 
+def _tiling_view(tiling_bytes: np.ndarray | None, tiling_dtype: np.dtype | None) -> np.ndarray | None:
+    # The launchers read the tiling through its record dtype, as a device kernel reads its struct.
+    if tiling_dtype is None:
+        return None
+    return tiling_bytes.view(tiling_dtype)
+
+
 TRACE_CAPACITY = 4096  # events logged per lane; later ones are counted, not logged
 
 # Launches whose GM tensors add up to this many bytes write GM with streaming (non-temporal)
@@ -320,25 +430,26 @@ STREAM_BYTES = 32 << 20
 
 
 class PreparedLaunch:
-    """One plain (untraced, unchecked) launch with its lanes, tiling bytes and compiled launcher
-    fixed: calling it with the GM tensors costs little more than the lanes' work.  Ops keep one
+    """One plain (untraced, unchecked) launch with its lanes, tiling and kernel body fixed:
+    calling it with the GM tensors costs little more than the lanes' work.  Ops keep one
     per problem, for harnesses that call them thousands of times on the same shapes."""
 
-    __slots__ = ("launcher", "block_dim", "platform", "tiling_bytes", "gm_bytes")
+    __slots__ = ("body", "block_dim", "platform", "tiling", "gm_bytes")
 
-    def __init__(self, launcher, block_dim: int, platform: Platform, tiling_bytes: np.ndarray, gm_bytes: int):
-        self.launcher = launcher
+    def __init__(self, body: KernelBody, block_dim: int, platform: Platform, tiling: np.ndarray | None,
+                 gm_bytes: int):
+        self.body = body
         self.block_dim = block_dim
         self.platform = platform
-        self.tiling_bytes = tiling_bytes
+        self.tiling = tiling
         self.gm_bytes = gm_bytes
 
     def __call__(self, gm_args: tuple) -> np.ndarray:
-        """Run the lanes on ``gm_args`` (flat GM tensors, as the launcher was built for); returns
-        the state rows, or raises KernelError for the first failing lane."""
+        """Run the lanes on ``gm_args`` (flat GM tensors and scalars); returns the state rows, or
+        raises KernelError for the first failing lane."""
         state = _lane_state(self.block_dim, self.gm_bytes)
-        self.launcher(self.block_dim, _UB_POOL.get(self.platform.ub_size), self.platform.block_bytes, state,
-                      _NO_TRACE, gm_args, self.tiling_bytes)
+        _launch_lanes(self.block_dim, _UB_POOL.get(self.platform.ub_size), self.platform.block_bytes, state, None,
+                      gm_args, self.tiling, self.body.address(gm_args, self.tiling))
         _raise_lane_error(state, self.platform)
         return state
 
@@ -350,37 +461,37 @@ def _lane_state(block_dim: int, gm_bytes: int) -> np.ndarray:
     return state
 
 
-def run_launch(launcher, block_dim: int, platform: Platform, gm_args: tuple, tiling_bytes: np.ndarray, *,
-               trace_name: str | None = None, trace_info: dict | None = None, checked: bool = False,
-               arg_names: tuple = (), scratch: tuple = ()):
-    """Execute a compiled launcher; raise KernelError for the first failing lane, else return the
-    state rows -- or, for a traced launcher (``trace_name`` given), a LaunchTrace.  A checked
-    launcher (``checked=True``) raises KernelCheckError for the first lane that broke a rule,
-    after putting back every GM byte the lanes wrote, except in the arguments at the
-    ``scratch`` positions (fresh outputs the caller drops on failure)."""
+def run_launch(body: KernelBody, block_dim: int, platform: Platform, gm_args: tuple, tiling: np.ndarray | None,
+               *, trace_name: str | None = None, trace_info: dict | None = None, arg_names: tuple = (),
+               scratch: tuple = ()):
+    """Run ``body`` on ``block_dim`` lanes; raise KernelError for the first failing lane, else
+    return the state rows -- or, when ``trace_name`` is given, a LaunchTrace.  A checked body
+    raises KernelCheckError for the first lane that broke a rule, after putting back every GM
+    byte the lanes wrote, except in the arguments at the ``scratch`` positions (fresh outputs
+    the caller drops on failure)."""
+    checked = body.mode == "checked"
+    address = body.address(gm_args, tiling)
     state = _lane_state(block_dim, sum(a.nbytes for a in gm_args if isinstance(a, np.ndarray)))
     capacity = TRACE_CAPACITY if trace_name else 0
-    trace = np.zeros((block_dim, trace_row_length(capacity)), np.int64) if trace_name or checked else _NO_TRACE
+    trace = np.zeros((block_dim, trace_row_length(capacity)), np.int64) if body.mode != "plain" else None
     ub_pool = _UB_POOL.get(platform.ub_size)
     if checked:
         check = np.zeros((block_dim, CHECK_SLOTS), np.int64)
         regions, kept, names = _gm_regions(gm_args, arg_names, platform.block_bytes, block_dim, scratch)
         check_info = (np.zeros(platform.ub_size, np.uint8), regions)
-        launcher(block_dim, ub_pool, platform.block_bytes, state, trace, check, check_info, gm_args, tiling_bytes)
+        _launch_lanes_checked(block_dim, ub_pool, platform.block_bytes, state, trace, check, check_info, gm_args,
+                              tiling, address)
         failed = np.flatnonzero(check[:, CHECK_RULE])
         if failed.size or state[:, STATE_ERROR].any():
             _restore(kept)
         if failed.size:
             raise decode_violation(int(failed[0]), check[failed[0]], platform.ub_size, names)
     else:
-        launcher(block_dim, ub_pool, platform.block_bytes, state, trace, gm_args, tiling_bytes)
+        _launch_lanes(block_dim, ub_pool, platform.block_bytes, state, trace, gm_args, tiling, address)
     _raise_lane_error(state, platform)
     if trace_name:
         return LaunchTrace(trace_name, platform, trace, state, dict(trace_info or {}))
     return state
-
-
-_NO_TRACE = np.zeros((1, 1), np.int64)  # plain lanes never write it
 
 
 def _raise_lane_error(state: np.ndarray, platform: Platform):
@@ -395,6 +506,8 @@ def _raise_lane_error(state: np.ndarray, platform: Platform):
     if state[lane, STATE_ERROR] == ERR_TMP_TOO_SMALL:
         raise KernelError(f"lane {lane}: TTRANS temporary tile too small, it needs "
                           f"{state[lane, STATE_ERROR_DETAIL]} elements")
+    if state[lane, STATE_ERROR] == ERR_LANE_RAISED:
+        raise KernelError(f"lane {lane}: the kernel raised an exception (status {state[lane, STATE_ERROR_DETAIL]})")
     raise KernelError(f"lane {lane}: error code {state[lane, STATE_ERROR]}")
 
 

@@ -41,7 +41,7 @@ from ..host.check import (
     PRIM_ADD, PRIM_ADDS, PRIM_CAST, PRIM_DATA_COPY, PRIM_DATA_COPY_PAD, PRIM_DIV, PRIM_DUPLICATE, PRIM_MAX,
     PRIM_MUL, PRIM_MULS, PRIM_SQRT, PRIM_SUB,
 )
-from ._jit import JIT_OPTIONS, jit
+from ._jit import OVERLOAD_OPTIONS, jit
 from .check import (
     NO_OPERAND, check_alloc_failed, check_gather, check_set_value, check_transfer, check_vector,
 )
@@ -127,14 +127,14 @@ def _copy_fixed(typingctx, dst, dst_byte, src, src_byte, width):
 
 @jit(inline="always")
 def _copy_rows_fixed(dst, d, dst_pitch, src, s, src_pitch, block_count, width):
-    # ``width`` is a literal at every call (inlining keeps it one), so each move is a single one.
+    # Inlined at its four call sites so ``width`` stays a literal: each move is a single one.
     for _ in range(block_count):
         _copy_fixed(dst, d, src, s, width)
         s += src_pitch
         d += dst_pitch
 
 
-@jit(inline="always")
+@jit
 def _copy_blocks_inside(dst, d, dst_pitch, src, s, src_pitch, block_count, block_len):
     """Strided block copies known to lie inside both arrays; word-sized blocks take one move each."""
     if block_len == 4:
@@ -196,7 +196,7 @@ def _store_fence(typingctx):
 _STREAM_MIN = 256  # bytes per row below which streaming stores do not pay
 
 
-@jit(inline="always")
+@jit
 def _stream_bytes(dst, d, src, s, n):
     """``n`` bytes, inside both arrays: whole 64-byte cache lines with streaming stores, the
     partial lines at either end with plain ones (a line must not get both kinds)."""
@@ -212,20 +212,20 @@ def _stream_bytes(dst, d, src, s, n):
         _copy_bytes(dst, d + k, src, s + k, n - k)
 
 
-@jit(inline="always")
+@jit
 def _streaming(ctx, dst, src):
     # UB -> GM in a launch the host marked (big GM tensors): the device's MTE3 writes GM without
     # going through a core's cache either.
     return _load_i64(ctx.state_addr, STATE_STREAM) != 0 and in_ub(ctx, src) and not in_ub(ctx, dst)
 
 
-@jit(inline="always")
+@jit
 def _disjoint(a, b):
     pa, pb = _address(a), _address(b)
     return pa + a.nbytes <= pb or pb + b.nbytes <= pa
 
 
-@jit(inline="always")
+@jit
 def _copy_bytes(dst, dst_byte, src, src_byte, nbytes):
     """Copy bytes, clamped to both arrays; out-of-range parts are dropped."""
     if dst_byte < 0 or src_byte < 0 or nbytes <= 0:
@@ -237,7 +237,7 @@ def _copy_bytes(dst, dst_byte, src, src_byte, nbytes):
         _copy_short(dst, dst_byte, src, src_byte, n)
 
 
-@jit(inline="always")
+@jit
 def in_ub(ctx, tensor):
     """True when ``tensor`` is a view of this lane's UB (a local tensor), False for GM."""
     p = _address(tensor)
@@ -258,7 +258,7 @@ def _is_traced(ctx_type) -> bool:
 
 
 # Hooks take scalars only: an array argument would cost reference counting on every call.
-@overload(_trace_copy, jit_options=JIT_OPTIONS, inline="always")
+@overload(_trace_copy, jit_options=OVERLOAD_OPTIONS)
 def _ov_trace_copy(ctx, kind, direction, nbytes):
     if not _is_traced(ctx):
         return lambda ctx, kind, direction, nbytes: None
@@ -278,7 +278,7 @@ def _ov_trace_copy(ctx, kind, direction, nbytes):
     return record
 
 
-@overload(trace_work, jit_options=JIT_OPTIONS, inline="always")
+@overload(trace_work, jit_options=OVERLOAD_OPTIONS)
 def _ov_trace_work(ctx, items):
     if not _is_traced(ctx):
         return lambda ctx, items: None
@@ -288,7 +288,7 @@ def _ov_trace_work(ctx, items):
     return record
 
 
-@jit(inline="always")
+@jit
 def _direction(ctx, dst, src):
     src_local = in_ub(ctx, src)
     if src_local and in_ub(ctx, dst):
@@ -296,7 +296,7 @@ def _direction(ctx, dst, src):
     return DIR_OUT if src_local else DIR_IN
 
 
-@jit(inline="always")
+@jit
 def contiguous_lane_range(ctx, total):
     """This lane's tasks ``[start, end)``: ``per = ceil(total / block_num)``; lanes past the end get none."""
     per = (total + ctx.block_num - 1) // ctx.block_num
@@ -304,7 +304,7 @@ def contiguous_lane_range(ctx, total):
     return start, min(start + per, total)
 
 
-@jit(inline="always")
+@jit
 def big_small_lane_range(ctx, big_cores, small_blocks, block_elems, total):
     """This lane's elements ``[start, end)`` when the first ``big_cores`` lanes take one block more."""
     i = ctx.block_idx
@@ -321,7 +321,7 @@ def lane_error(ctx, code, detail):
         _store_i64(ctx.state_addr, STATE_ERROR_DETAIL, detail)
 
 
-@jit(inline="always")
+@jit
 def count_event(ctx, slot):
     """Add one to a counter of the lane's state row."""
     _store_i64(ctx.state_addr, slot, _load_i64(ctx.state_addr, slot) + 1)
@@ -331,7 +331,7 @@ def _itemsize(dtype):
     raise NotImplementedError  # compiled only
 
 
-@overload(_itemsize, jit_options=JIT_OPTIONS)
+@overload(_itemsize, jit_options=OVERLOAD_OPTIONS)
 def _ov_itemsize(dtype):
     # A compile-time constant: no throwaway array per buffer (each was a heap allocation).
     size = as_dtype(dtype.dtype).itemsize
@@ -364,7 +364,7 @@ def reinterpret(tensor, dtype):
     return tensor.view(dtype)
 
 
-@jit(inline="always")
+@jit
 def data_copy(ctx, dst, dst_off, src, src_off, count):
     """DataCopy(dst[dst_off], src[src_off], count): GM<->UB or UB<->UB, ``count`` source elements.
 
@@ -379,7 +379,7 @@ def data_copy(ctx, dst, dst_off, src, src_off, count):
     _copy_bytes(dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
 
 
-@jit(inline="always")
+@jit
 def _pitch(is_local, block_len, stride, block_bytes):
     # A local (UB) side keeps every block 32-byte aligned and strides in blocks; GM strides in bytes.
     if is_local:
@@ -387,7 +387,7 @@ def _pitch(is_local, block_len, stride, block_bytes):
     return block_len + stride
 
 
-@jit(inline="always")
+@jit
 def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_stride, dst_stride):
     """DataCopyPad with DataCopyExtParams{blockCount, blockLen (bytes), srcStride, dstStride}.
 
@@ -490,7 +490,7 @@ def _prefetch(typingctx, addr):
     return types.void(addr), codegen
 
 
-@jit(inline="always")
+@jit
 def preload(ctx, src, src_off, count, spread):
     """Announce that the lane will soon ``DataCopy`` ``count`` elements of GM tensor ``src`` from
     ``src_off`` (the next tile of a double-buffered CopyIn).  Each of the lane's next ``spread``
@@ -529,7 +529,7 @@ def _fetch_preloaded(base):
             _store_i64(base, STATE_PRELOAD_PENDING, _load_i64(base, STATE_PRELOAD_PENDING) - 1)
 
 
-@jit(inline="always")
+@jit
 def _advance_preload(ctx):
     # One load and a branch when nothing is announced: every vector op calls this.
     if _load_i64(ctx.state_addr, STATE_PRELOAD_PENDING) > 0:
@@ -550,14 +550,14 @@ def _vscalar(tensor, value):
     raise NotImplementedError  # compiled only
 
 
-@overload(_vload, jit_options=JIT_OPTIONS)
+@overload(_vload, jit_options=OVERLOAD_OPTIONS)
 def _ov_vload(tensor, i):
     if tensor.dtype == types.uint16:
         return lambda tensor, i: f16_to_f32(tensor[i])
     return lambda tensor, i: tensor[i]
 
 
-@overload(_vstore, jit_options=JIT_OPTIONS)
+@overload(_vstore, jit_options=OVERLOAD_OPTIONS)
 def _ov_vstore(tensor, i, value):
     if tensor.dtype == types.uint16:
         def store_f16(tensor, i, value):
@@ -569,7 +569,7 @@ def _ov_vstore(tensor, i, value):
     return store
 
 
-@overload(_vscalar, jit_options=JIT_OPTIONS)
+@overload(_vscalar, jit_options=OVERLOAD_OPTIONS)
 def _ov_vscalar(tensor, value):
     if tensor.dtype == types.uint16:
         # A scalar entering an fp16 vector op is an fp16 value.
@@ -578,13 +578,13 @@ def _ov_vscalar(tensor, value):
     return lambda tensor, value: dtype(value)
 
 
-@jit(inline="always")
+@jit
 def _check_unary(ctx, prim, dst, src, count):
     return check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(src), src.nbytes,
                  count * src.itemsize, 0, 0, NO_OPERAND)
 
 
-@jit(inline="always")
+@jit
 def _check_binary(ctx, prim, dst, a, b, count):
     return check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(a), a.nbytes,
                  count * a.itemsize, _address(b), b.nbytes, count * b.itemsize)
@@ -611,6 +611,8 @@ def duplicate(ctx, dst, value, count):
 
 # Elementwise loops.  A vector op may write in place (dst is src); LLVM's overlap test then
 # fails and it falls back to scalar code, so the same-address cases get loops over one array.
+# Inlined into each op (one call site each) so ``op`` is a function, not a value: a dispatcher
+# passed as a value is a dynamic global and makes the caller uncacheable.
 
 @jit(inline="always")
 def _unary(dst, src, scalar, count, op):
@@ -642,32 +644,32 @@ def _binary(dst, a, b, count, op):
             _vstore(dst, i, op(_vload(a, i), _vload(b, i)))
 
 
-@jit(inline="always")
+@jit
 def _add(x, y):
     return x + y
 
 
-@jit(inline="always")
+@jit
 def _sub(x, y):
     return x - y
 
 
-@jit(inline="always")
+@jit
 def _mul(x, y):
     return x * y
 
 
-@jit(inline="always")
+@jit
 def _div(x, y):
     return x / y
 
 
-@jit(inline="always")
+@jit
 def _max(x, y):
     return x if (x >= y or x != x) else y  # NaN-propagating, like numpy.maximum
 
 
-@jit(inline="always")
+@jit
 def _sqrt(x, _unused):
     return np.sqrt(x)
 

@@ -41,12 +41,12 @@ SPLIT_MULT, DOUBLING, BUILD, GATHER, PER_ROW = 1, 2, 3, 4, 5
 SPLIT_MULT_DOUBLING_BYTES = 8192
 
 
-@jit(inline="always")
+@jit
 def _align_up(n, unit):
     return (n + unit - 1) // unit * unit
 
 
-@jit(inline="always")
+@jit
 def src_offset(t, row):
     """SrcOff: element offset in the input of output row ``row`` (dims N-2 .. 0)."""
     off = 0
@@ -57,7 +57,7 @@ def src_offset(t, row):
     return off
 
 
-@jit(inline="always")
+@jit
 def _write_exact(ctx, dst, dst_b, src, src_b, n):
     """UB -> GM, exactly ``n`` bytes: DataCopy when block-aligned, else DataCopyPad."""
     if n % ctx.block_bytes == 0:
@@ -80,7 +80,7 @@ def _replicate_in_gm(ctx, y, base_b, seg_b, count, ub, buf_b):
         done += n
 
 
-@jit(inline="always")
+@jit
 def _geometry(t):
     """Init: (elemBytes, innerDim bytes, innerMult, output row bytes, outerCount) from the tiling."""
     eb = t.elemBytes
@@ -233,7 +233,7 @@ def _process_gather(ctx, x, y, t, geometry, in_q, out_q, tmp, buf_b):
         row += k
 
 
-@jit(inline="always")
+@jit
 def _repeated_rows(t, row, first):
     """isRepeat: when output row ``row`` (and the rows after it, to the end of a block of some
     dim d where its coordinate is past the input's) repeats rows this lane already wrote
