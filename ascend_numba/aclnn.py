@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclnnParamError
 from .host.tile_plan import INT32_MAX, MAX_DIMS
-from .ops.adamw import SCALAR_NAMES, apply_adamw, check_adamw_args
+from .ops.adamw import SCALAR_NAMES, apply_adamw, check_adamw_aliasing, check_adamw_args
 from .ops.tile import repeat as _repeat
 
 __all__ = [
@@ -118,8 +118,17 @@ def _run_executor(op_name: str, workspace, workspace_size: int, executor, stream
     if executor.used:
         _set_error(f"{op_name}: executor already ran (executors are single-use)")
         return ACLNN_ERR_PARAM_INVALID
+    try:
+        executor.run()
+    except AclnnParamError as e:
+        _set_error(f"{op_name}: {e}")
+        return e.code
+    except (TypeError, ValueError) as e:
+        # A tensor changed since GetWorkspaceSize (made read-only, reshaped, resized): the op
+        # checked it again and refused before touching anything.
+        _set_error(f"{op_name}: {e}")
+        return ACLNN_ERR_PARAM_INVALID
     executor.used = True
-    executor.run()
     _set_error("")
     return ACLNN_SUCCESS
 
@@ -142,6 +151,7 @@ def aclnnApplyAdamWGetWorkspaceSize(varRef, mRef, vRef, beta1Power, beta2Power, 
     scalars = dict(zip(SCALAR_NAMES, (beta1Power, beta2Power, lr, weightDecay, beta1, beta2, epsilon)))
     try:
         check_adamw_args(tensors, scalars, maxGradNorm, bool(amsgrad), "seed")
+        check_adamw_aliasing({**tensors, "max_grad_norm": maxGradNorm if amsgrad else None})
     except AclnnParamError as e:
         return _fail(e.code, f"aclnnApplyAdamW: {e}")
     if not all(a.flags.c_contiguous and a.flags.writeable for a in (varRef, mRef, vRef)):

@@ -11,6 +11,7 @@ import numpy as np
 
 from .golden import CaseError, compare, default_cache_dir, load_cases, run_suite
 from .golden.cases import DTYPES
+from .golden.run import Interrupted, SchedulerError
 from .warmup import OPS, specializations
 from .warmup import warmup as run_warmup
 
@@ -38,7 +39,21 @@ def golden(cases, out_dir, workers, scheduler, no_cache, cache_dir):
     except CaseError as e:
         raise click.ClickException(str(e)) from None
     cache = None if no_cache else (cache_dir or default_cache_dir())
-    summary = run_suite(suite, out_dir, cache_dir=cache, workers=workers, scheduler=scheduler)
+    for what, path in (("--out", out_dir), ("--cache-dir", cache)):
+        if path is not None:
+            try:
+                Path(path).mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise click.ClickException(f"{what} {path}: cannot create the directory ({e.strerror})") from None
+    try:
+        summary = run_suite(suite, out_dir, cache_dir=cache, workers=workers, scheduler=scheduler)
+    except (KeyboardInterrupt, Interrupted):
+        click.echo("golden: stopped; the cases written so far are complete, no partial case was left", err=True)
+        sys.exit(130)
+    except SchedulerError as e:
+        raise click.ClickException(str(e)) from None
+    except Exception as e:  # a failure while running: one line, not a traceback
+        raise click.ClickException(f"{type(e).__name__}: {e}") from None
     click.echo(f"golden: {summary.line()} -> {out_dir}")
 
 
@@ -49,6 +64,14 @@ def golden(cases, out_dir, workers, scheduler, no_cache, cache_dir):
 def verify(golden_file, actual_file, dtype):
     """Compare ACTUAL_FILE with GOLDEN_FILE (raw little-endian) by the CANN precision rules."""
     dt = DTYPES[dtype].newbyteorder("<") if DTYPES[dtype].itemsize > 1 else DTYPES[dtype]
+    sizes = {f: f.stat().st_size for f in (golden_file, actual_file)}
+    for f, size in sizes.items():
+        if size % dt.itemsize:
+            raise click.ClickException(f"{f}: {size} bytes is not a whole number of {dtype} elements "
+                                       f"({dt.itemsize} bytes each)")
+    if sizes[golden_file] != sizes[actual_file]:
+        raise click.ClickException(f"{actual_file} has {sizes[actual_file] // dt.itemsize} {dtype} elements, "
+                                   f"the golden {golden_file} has {sizes[golden_file] // dt.itemsize}")
     golden_arr = np.fromfile(golden_file, dtype=dt)
     actual_arr = np.fromfile(actual_file, dtype=dt)
     try:

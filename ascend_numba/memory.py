@@ -7,7 +7,8 @@ times on the same shapes, so, like PyTorch's caching allocator, results of at le
 :data:`MIN_POOLED_BYTES` come from a pool: when the last array (or view) using a buffer is
 garbage-collected the buffer returns to the pool, and the next result of the same size class
 reuses its already-mapped pages.  The pool holds at most :func:`output_pool_limit` bytes of
-idle buffers (default 512 MiB, or ``$ASCEND_NUMBA_OUTPUT_POOL`` bytes; 0 turns it off), the
+idle buffers (default 512 MiB, or ``$ASCEND_NUMBA_OUTPUT_POOL``: bytes, or with a unit such as
+``64MB`` or ``2GiB``; 0 turns it off), the
 least recently returned dropped first.
 
 Results of 4 MB and more start on a 64-byte cache line, so the rows kernels write with
@@ -22,13 +23,15 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import threading
+import warnings
 from collections import OrderedDict
 
 import numpy as np
 
 __all__ = ["empty", "output_pool_limit", "output_pool_info", "clear_output_pool", "poison_outputs",
-           "MIN_POOLED_BYTES"]
+           "MIN_POOLED_BYTES", "parse_size"]
 
 # Below this glibc's malloc keeps freed memory in its heap (its mmap threshold grows up to 32 MB),
 # so pages come back warm anyway and a lease would only add its ~10 us.
@@ -42,8 +45,30 @@ _ALIGNED_BYTES = 4 << 20
 
 _lock = threading.RLock()
 _idle: "OrderedDict[int, list[np.ndarray]]" = OrderedDict()  # size class -> idle slabs, LRU order
-_state = {"limit": int(os.environ.get("ASCEND_NUMBA_OUTPUT_POOL", 512 << 20)), "held": 0, "hits": 0,
-          "misses": 0, "poison": None}
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
+          "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
+
+
+def parse_size(text: str, what: str) -> int:
+    """A byte count such as ``536870912``, ``512MB``, ``512MiB`` or ``2G`` (binary units)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", text)
+    if not match or match.group(2).upper() not in _UNITS:
+        raise ValueError(f"{what}: expected a byte count such as 536870912, 512MB or 2GiB, got {text!r}")
+    return int(match.group(1)) * _UNITS[match.group(2).upper()]
+
+
+def _initial_limit() -> int:
+    text = os.environ.get("ASCEND_NUMBA_OUTPUT_POOL")
+    if text is None:
+        return 512 << 20
+    try:
+        return parse_size(text, "ASCEND_NUMBA_OUTPUT_POOL")
+    except ValueError as e:
+        warnings.warn(f"{e}; using the default 512 MiB", RuntimeWarning, stacklevel=2)
+        return 512 << 20
+
+
+_state = {"limit": _initial_limit(), "held": 0, "hits": 0, "misses": 0, "poison": None}
 
 
 class _Lease:

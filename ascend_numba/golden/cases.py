@@ -24,6 +24,7 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import json
+import math
 import os
 import re
 import zlib
@@ -46,7 +47,9 @@ DTYPES = {name: np.dtype(t) for name, t in {
     "complex64": np.complex64, "complex128": np.complex128,
 }.items()}
 DISTRIBUTIONS = ("uniform", "normal", "integers", "special")
-_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+# A case name is a directory name: no path separators, not hidden, never "." or "..".
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+MAX_ELEMENTS = (1 << 31) - 1  # the device's int32 element limit, per tensor
 
 
 class CaseError(ValueError):
@@ -93,6 +96,9 @@ def _parse_input(case: str, name: str, raw) -> InputSpec:
     if not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
                                               for s in shape):
         _fail(case, f"{where}.shape", f"must be a list of non-negative integers, got {shape!r}")
+    if math.prod(shape) > MAX_ELEMENTS:
+        _fail(case, f"{where}.shape", f"{shape} holds {math.prod(shape)} elements, past the device's limit of "
+                                      f"{MAX_ELEMENTS} per tensor")
     dist = raw.get("dist", {"uniform": [-1, 1]})
     if not isinstance(dist, dict) or len(dist) != 1:
         _fail(case, f"{where}.dist", f"must be one of {{{', '.join(DISTRIBUTIONS)}: [...]}}")
@@ -101,11 +107,36 @@ def _parse_input(case: str, name: str, raw) -> InputSpec:
         _fail(case, f"{where}.dist", f"unknown distribution {kind!r}; use one of {DISTRIBUTIONS}")
     if not isinstance(params, list) or (kind != "special" and len(params) != 2) or not params:
         _fail(case, f"{where}.dist.{kind}", "needs [a, b]" if kind != "special" else "needs a list of values")
+    if any(isinstance(p, bool) or not isinstance(p, (int, float, str)) for p in params):
+        _fail(case, f"{where}.dist.{kind}", f"values must be numbers, got {params!r}")
     try:
         values = tuple(float(p) if not isinstance(p, int) else p for p in params)
     except (TypeError, ValueError):
         _fail(case, f"{where}.dist.{kind}", f"values must be numbers, got {params!r}")
+    problem = _distribution_problem(kind, values)
+    if problem:
+        _fail(case, f"{where}.dist.{kind}", f"{problem}, got {list(params)}")
     return InputSpec(tuple(shape), kind, values)
+
+
+def _distribution_problem(kind: str, values: tuple) -> str | None:
+    if kind == "special":
+        return None  # any value, inf and nan included
+    lo, hi = values
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "needs finite bounds"
+    if kind == "uniform" and lo > hi:
+        return "needs low <= high"
+    if kind == "normal" and hi < 0:
+        return "needs a standard deviation >= 0"
+    if kind == "integers":
+        if not (isinstance(lo, int) and isinstance(hi, int)):
+            return "needs integer bounds"
+        if lo > hi:
+            return "needs low <= high"
+        if not (-(1 << 63) <= lo and hi < (1 << 63)):
+            return "needs bounds within int64"
+    return None
 
 
 def parse_cases(doc: Any) -> list[Case]:
@@ -125,10 +156,14 @@ def parse_cases(doc: Any) -> list[Case]:
             _fail(label, sorted(unknown)[0], "unknown field")
         name = raw["name"]
         if not isinstance(name, str) or not _NAME.match(name):
-            _fail(label, "name", "must match [A-Za-z0-9_.-]+")
+            _fail(label, "name", "must be a directory name of [A-Za-z0-9_.-], starting with a letter, digit or _"
+                                 f", got {name!r}")
         if name in seen:
             _fail(name, "name", "duplicate case name")
         seen.add(name)
+        for fld in ("op", "dtype"):
+            if not isinstance(raw[fld], str):
+                _fail(name, fld, f"must be a name (a string), got {raw[fld]!r}")
         spec = REGISTRY.get(raw["op"])
         if spec is None:
             _fail(name, "op", f"unknown op {raw['op']!r}; ops are {sorted(REGISTRY)}")
@@ -153,20 +188,44 @@ def parse_cases(doc: Any) -> list[Case]:
         for extra in [n for n in raw_inputs if n not in needed]:
             _fail(name, f"inputs.{extra}", f"not an input of {spec.name} (inputs: {list(needed)})")
         inputs = {n: _parse_input(name, n, raw_inputs[n]) for n in needed}
-        problem = spec.check_shapes({n: s.shape for n, s in inputs.items()}, attrs)
+        shapes = {n: s.shape for n, s in inputs.items()}
+        problem = spec.check_shapes(shapes, attrs)
         if problem:
             _fail(name, problem[0], problem[1])
+        itemsize = DTYPES[raw["dtype"]].itemsize
+        try:
+            out_shapes = spec.output_shapes(shapes, attrs, itemsize)
+        except ValueError as e:
+            _fail(name, e.args[0], e.args[1])
+        for out_name, out_shape in out_shapes.items():
+            if math.prod(out_shape) > MAX_ELEMENTS:
+                _fail(name, "attrs", f"output {out_name} of shape {list(out_shape)} holds {math.prod(out_shape)} "
+                                     f"elements, past the device's limit of {MAX_ELEMENTS} per tensor")
+        need = itemsize * (sum(math.prod(s) for s in shapes.values()) + sum(math.prod(s) for s in out_shapes.values()))
+        if need > physical_memory():
+            _fail(name, "inputs", f"the case needs {need / 2**30:.1f} GiB of inputs and outputs in memory; this "
+                                  f"machine has {physical_memory() / 2**30:.1f} GiB")
         cases.append(Case(name, spec.name, raw["dtype"], seed, inputs, attrs))
     return cases
+
+
+def physical_memory() -> int:
+    """This machine's RAM in bytes (a case is computed whole in memory)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
 
 
 def load_cases(path: str | Path) -> list[Case]:
     """Read and validate a YAML or JSON case file."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_bytes().decode("utf-8")
     except OSError as e:
         raise CaseError(f"case file {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise CaseError(f"case file {path}: not UTF-8 text (byte {e.start}: {e.reason})") from None
     try:
         doc = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as e:

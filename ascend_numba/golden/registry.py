@@ -15,7 +15,7 @@ import numpy as np
 from ..ops.adamw import apply_adamw
 from ..ops.tile import repeat, tile
 from ..ops.ttrans import convert_format, transpose2d
-from ..host.ttrans_plan import CONVERSIONS
+from ..host.ttrans_plan import CONVERSIONS, FORMAT_NDIM, conversion_output_shape
 from ..reference import adamw as adamw_ref
 from ..reference import tile as tile_ref
 from ..reference import ttrans as ttrans_ref
@@ -39,6 +39,7 @@ class OpSpec:
     shapes: Callable[[dict, dict], tuple | None]  # -> (field, problem) or None
     run: Callable[[dict, dict], dict]
     reference: Callable[[dict, dict], dict]
+    output_shapes: Callable[[dict, dict, int], dict]  # (input shapes, attrs, itemsize) -> output shapes
 
     def check_attrs(self, given: dict) -> dict:
         """Defaults filled in; raises ValueError((field, problem))."""
@@ -120,13 +121,37 @@ def _ndim_rule(ndim: int):
     return rule
 
 
-_FORMAT_NDIM = {"NCHW": 4, "GNCHW": 5, "NC1HWC0": 5, "GNC1HWC0": 6, "NCDHW": 5}
-
-
 def _convert_shapes(shapes, attrs):
     if (attrs["src"], attrs["dst"]) not in CONVERSIONS:
         return "attrs.dst", f"{attrs['src']} -> {attrs['dst']} is not a supported conversion"
-    return _ndim_rule(_FORMAT_NDIM[attrs["src"]])(shapes, attrs)
+    return _ndim_rule(FORMAT_NDIM[attrs["src"]])(shapes, attrs)
+
+
+def _tile_out(shapes, attrs, itemsize):
+    shape, reps = tuple(shapes["x"]), tuple(attrs["reps"])
+    n = max(len(shape), len(reps))
+    shape, reps = (1,) * (n - len(shape)) + shape, (1,) * (n - len(reps)) + reps
+    return {"y": tuple(s * r for s, r in zip(shape, reps))}
+
+
+def _repeat_out(shapes, attrs, itemsize):
+    return _tile_out(shapes, {"reps": attrs["repeats"]}, itemsize)
+
+
+def _convert_out(shapes, attrs, itemsize):
+    x = tuple(shapes["x"])
+    c0 = attrs["c0"]
+    if c0 is not None:
+        if attrs["src"] in ("NCHW", "GNCHW", "NCDHW"):
+            allowed = {32 // itemsize, 4} if attrs["src"] != "NCDHW" else {32 // itemsize}
+            if c0 not in allowed:
+                raise ValueError("attrs.c0", f"must be one of {sorted(allowed)} for {itemsize}-byte elements, got {c0}")
+        elif c0 != x[-1]:
+            raise ValueError("attrs.c0", f"must equal the input's C0 dim {x[-1]}, got {c0}")
+    if attrs["dst"] in ("NCHW", "GNCHW") and attrs["c"] is not None and attrs["c"] > x[-4] * x[-1]:
+        raise ValueError("attrs.c", f"must be at most C1*C0 = {x[-4] * x[-1]}, got {attrs['c']}")
+    return {"y": conversion_output_shape(x, itemsize, attrs["src"], attrs["dst"], c0=c0, n0=attrs["n0"],
+                                         c=attrs["c"])}
 
 
 def _adamw_inputs(attrs):
@@ -179,22 +204,24 @@ def _convert_reference(inputs, attrs):
 REGISTRY: dict[str, OpSpec] = {spec.name: spec for spec in (
     OpSpec("tile", frozenset(_ALL), {"reps": (_int_list, REQUIRED)}, lambda a: ("x",), ("y",), _no_shape_rule,
            lambda i, a: {"y": tile(i["x"], a["reps"])},
-           lambda i, a: {"y": np.tile(i["x"], a["reps"])}),
+           lambda i, a: {"y": np.tile(i["x"], a["reps"])}, _tile_out),
     OpSpec("repeat", frozenset(_ALL), {"repeats": (_int_list, REQUIRED)}, lambda a: ("x",), ("y",), _repeat_shapes,
            lambda i, a: {"y": repeat(i["x"], a["repeats"])},
-           lambda i, a: {"y": tile_ref.repeat_reference(i["x"], a["repeats"])}),
+           lambda i, a: {"y": tile_ref.repeat_reference(i["x"], a["repeats"])}, _repeat_out),
     OpSpec("apply_adamw", frozenset(_HALF_AND_FLOAT),
            {**{k: (_number, REQUIRED) for k in _ADAMW_SCALARS}, "amsgrad": (_flag, False),
             "maximize": (_flag, False), "variant": (_choice("seed", "a2"), "seed")},
-           _adamw_inputs, ("var", "m", "v"), _adamw_shapes, _adamw_run, _adamw_reference),
+           _adamw_inputs, ("var", "m", "v"), _adamw_shapes, _adamw_run, _adamw_reference,
+           lambda s, a, i: {n: tuple(s["var"]) for n in ("var", "m", "v")}),
     OpSpec("transpose2d", frozenset(_TTRANS), {}, lambda a: ("x",), ("y",), _ndim_rule(2),
            lambda i, a: {"y": transpose2d(i["x"])},
-           lambda i, a: {"y": ttrans_ref.transpose2d_reference(i["x"])}),
+           lambda i, a: {"y": ttrans_ref.transpose2d_reference(i["x"])},
+           lambda s, a, i: {"y": tuple(reversed(s["x"]))}),
     OpSpec("convert_format", frozenset(_TTRANS),
            {"src": (_choice(*sorted({s for s, _ in CONVERSIONS})), REQUIRED),
             "dst": (_choice(*sorted({d for _, d in CONVERSIONS})), REQUIRED),
             "c0": (_opt_int, None), "n0": (_opt_int, 16), "c": (_opt_int, None)},
-           lambda a: ("x",), ("y",), _convert_shapes, _convert_run, _convert_reference),
+           lambda a: ("x",), ("y",), _convert_shapes, _convert_run, _convert_reference, _convert_out),
 )}
 
 

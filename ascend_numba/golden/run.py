@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,9 +14,9 @@ from typing import Callable, Iterable
 
 from .cases import Case, generate_inputs, io_pool, parse_cases
 from .registry import REGISTRY
-from .store import GoldenCache, Hashes, cache_key, write_case
+from .store import GoldenCache, Hashes, cache_key, sweep_work_dirs, write_case
 
-__all__ = ["CaseResult", "compute_case", "run_case", "run_suite", "Summary"]
+__all__ = ["CaseResult", "compute_case", "run_case", "run_suite", "Summary", "Interrupted", "SchedulerError"]
 
 
 @dataclass
@@ -83,7 +85,12 @@ def _results(cases: list[Case], out_dir: str, cache_dir: str | None, workers: in
             from distributed import Client, as_completed
         except ImportError:
             raise RuntimeError("--scheduler needs dask.distributed: pip install 'ascend-numba[dask]'") from None
-        with Client(scheduler) as client:
+        try:
+            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as e:
+            raise SchedulerError(f"cannot reach the Dask scheduler at {scheduler!r} within {SCHEDULER_TIMEOUT} s: "
+                                 f"{e}") from None
+        with client:
             futures = [client.submit(run_case, d, out_dir, cache_dir, pure=False) for d in docs]
             for future in as_completed(futures):
                 yield future.result()
@@ -93,10 +100,51 @@ def _results(cases: list[Case], out_dir: str, cache_dir: str | None, workers: in
             yield run_case(d, out_dir, cache_dir)
         return
     # spawn: forking a process whose OpenMP threads already ran is unsafe.
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                                  initializer=_exit_on_sigterm)
+    try:
         futures = [pool.submit(run_case, d, out_dir, cache_dir) for d in docs]
         for future in concurrent.futures.as_completed(futures):
             yield future.result()
+    except BaseException:
+        _stop(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+SCHEDULER_TIMEOUT = 30  # seconds to reach a --scheduler
+
+
+class SchedulerError(RuntimeError):
+    """The Dask scheduler could not be reached."""
+
+
+class Interrupted(BaseException):
+    """The run was stopped by SIGTERM (Ctrl-C raises KeyboardInterrupt)."""
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(f"stopped by signal {signum}")
+
+
+def _exit_on_sigterm():
+    # In a worker: SIGTERM unwinds like Ctrl-C, so a half-written case removes its work directory.
+    signal.signal(signal.SIGTERM, _raise_interrupted)
+
+
+def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Stop every worker now: pending cases are cancelled, running ones get SIGTERM (and clean up)."""
+    processes = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=10)
+        if process.is_alive():
+            process.kill()
+            process.join()
 
 
 def run_suite(cases: list[Case], out_dir: str | Path, *, cache_dir: str | Path | None, workers: int = 1,
@@ -106,6 +154,20 @@ def run_suite(cases: list[Case], out_dir: str | Path, *, cache_dir: str | Path |
     if progress is None:
         progress = sys.stderr.isatty()
     log = log or (lambda line: print(line, file=sys.stderr))
+    sweep_work_dirs(Path(out_dir))
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    try:
+        return _run_suite(cases, out_dir, cache_dir, workers, scheduler, log, progress)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        # A stopped run leaves no half-written case behind (its workers are gone by now).
+        sweep_work_dirs(Path(out_dir), [c.name for c in cases])
+
+
+def _run_suite(cases, out_dir, cache_dir, workers, scheduler, log, progress) -> Summary:
     start = time.perf_counter()
     total = hits = 0
     bar = None

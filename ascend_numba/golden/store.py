@@ -19,6 +19,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -30,7 +31,7 @@ import numpy as np
 from .. import __version__
 
 __all__ = ["sha256_of", "output_file", "cache_key", "GoldenCache", "Hashes", "write_case", "default_cache_dir",
-           "dtype_by_name"]
+           "dtype_by_name", "sweep_work_dirs"]
 
 
 def sha256_of(arr: np.ndarray) -> str:
@@ -81,10 +82,42 @@ def _write_bin(path: Path, arr: np.ndarray) -> None:
     _little_endian(arr).tofile(path)
 
 
+# Hidden work directories beside the cases: ".<case>.<pid>.tmp-<random>" while a case is
+# assembled, ".<case>.<pid>.old" while a finished case replaces an older one.
+_WORK_DIR = re.compile(r"^\.(?P<case>.+)\.(?P<pid>\d+)\.(tmp-.+|old)$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_work_dirs(out_dir: Path, case_names=None) -> list[Path]:
+    """Remove the hidden work directories that killed runs left in ``out_dir`` (those of dead
+    processes, and with ``case_names`` those of these cases whatever their process); returns them."""
+    removed = []
+    try:
+        entries = list(Path(out_dir).iterdir())
+    except OSError:
+        return removed
+    names = set(case_names or ())
+    for entry in entries:
+        match = _WORK_DIR.match(entry.name)
+        if match and entry.is_dir() and (match["case"] in names or not _alive(int(match["pid"]))):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
 def _replace_dir(tmp: Path, final: Path) -> None:
     """Move a finished directory into place, replacing an older one."""
     if final.exists():
-        old = final.with_name(f".{final.name}.old-{os.getpid()}")
+        old = final.with_name(f".{final.name}.{os.getpid()}.old")
         os.replace(final, old)
         os.replace(tmp, final)
         shutil.rmtree(old, ignore_errors=True)
@@ -148,7 +181,7 @@ def write_case(out_dir: Path, case_meta: dict, inputs: dict[str, np.ndarray], ou
     """Write one case atomically (hashing while writing); returns the bytes written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     final = out_dir / case_meta["name"]
-    tmp = Path(tempfile.mkdtemp(prefix=f".{case_meta['name']}.", dir=out_dir))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{case_meta['name']}.{os.getpid()}.tmp-", dir=out_dir))
     try:
         (tmp / "input").mkdir()
         (tmp / "output").mkdir()

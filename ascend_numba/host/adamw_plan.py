@@ -11,10 +11,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from .platform import Platform, UBPlanError
+from .platform import MAX_CORES, Platform, UBPlanError
 from .split import big_small_split, ceil_div
 from .tiling import to_array
 from .tiling_key import TilingKeyField
+
+INT64_MAX = (1 << 63) - 1
 
 __all__ = ["AdamWTilingData", "AdamWKey", "AdamWPlan", "DTYPE_CODES", "VARIANTS", "adamw_ub_buffers",
            "plan_adamw"]
@@ -100,8 +102,12 @@ def plan_adamw(total: int, dtype_name: str, variant: str, amsgrad: bool, maximiz
         raise ValueError(f"ApplyAdamW takes {sorted(DTYPE_CODES)}, got {dtype_name}")
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    if isinstance(total, bool) or not isinstance(total, int) or not 0 <= total <= INT64_MAX:
+        raise ValueError(f"total must be a non-negative int, got {total!r}")
     if block_dim is None:
         block_dim = max(1, min(ceil_div(total, 1024), platform.aiv_num))
+    if isinstance(block_dim, bool) or not isinstance(block_dim, int) or not 1 <= block_dim <= MAX_CORES:
+        raise ValueError(f"block_dim must be an int in [1, {MAX_CORES}], got {block_dim!r}")
     io = 4 if dtype_name == "float32" else 2
     block_elems = platform.block_bytes // io
     per_elem = sum(adamw_ub_buffers(dtype_name, variant, amsgrad, 1).values())

@@ -6,9 +6,17 @@ tiling the host computes from a :class:`Platform`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
-__all__ = ["Platform", "PRESETS", "get_platform", "UBPlanError"]
+__all__ = ["Platform", "PRESETS", "get_platform", "UBPlanError", "MAX_CORES", "MIN_UB_BYTES", "BLOCK_BYTES_RANGE"]
+
+MAX_CORES = 65535  # block_dim is a uint16 on the device
+# The smallest UB every shipped kernel can tile into (Tile's three buffers, ApplyAdamW's
+# double-buffered fp16 tiles with fp32 work tiles, TTRANS's temporary tile); the device has 192 KiB.
+MIN_UB_BYTES = 16384
+# The DMA block must hold the widest element (16-byte complex128) and be a power of two.
+BLOCK_BYTES_RANGE = (16, 1024)
 
 
 class UBPlanError(ValueError):
@@ -36,14 +44,32 @@ class Platform:
     ub_bytes_per_ns: float = 128.0    # UB -> UB copies and Gather
 
     def __post_init__(self):
+        """Reject what no kernel can run on: every problem names the field and the rule."""
+        for field_name in ("name", "chip"):
+            if not isinstance(getattr(self, field_name), str):
+                raise TypeError(f"Platform.{field_name} must be a str, got {getattr(self, field_name)!r}")
         for field_name in ("aic_num", "aiv_num", "ub_size", "block_bytes"):
             value = getattr(self, field_name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"Platform.{field_name} must be a positive int, got {value!r}")
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(f"Platform.{field_name} must be an int, got {value!r}")
+        for field_name in ("aic_num", "aiv_num"):
+            if not 1 <= getattr(self, field_name) <= MAX_CORES:
+                raise ValueError(f"Platform.{field_name} must be in 1..{MAX_CORES}, got {getattr(self, field_name)}")
+        lo, hi = BLOCK_BYTES_RANGE
+        if not lo <= self.block_bytes <= hi or self.block_bytes & (self.block_bytes - 1):
+            raise ValueError(f"Platform.block_bytes must be a power of two in {lo}..{hi}, got {self.block_bytes}")
+        if self.ub_size < MIN_UB_BYTES:
+            raise ValueError(f"Platform.ub_size must be at least {MIN_UB_BYTES} bytes (the smallest UB the "
+                             f"kernels tile into), got {self.ub_size}")
         if self.ub_size % self.block_bytes:
             raise ValueError(
                 f"Platform.ub_size ({self.ub_size}) must be a multiple of block_bytes ({self.block_bytes})"
             )
+        for field_name in ("dma_setup_ns", "gm_bytes_per_ns", "ub_bytes_per_ns"):
+            value = getattr(self, field_name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or value < 0 or (value == 0 and field_name != "dma_setup_ns"):
+                raise ValueError(f"Platform.{field_name} must be a finite positive number, got {value!r}")
 
     @property
     def subblock_num(self) -> int:

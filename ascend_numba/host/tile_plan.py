@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 from typing import Sequence
 
-from .platform import Platform, get_platform
+from .platform import MAX_CORES, Platform, get_platform
 from .split import align_down, ceil_div
 from .tiling import int32, to_array
 
@@ -66,9 +66,16 @@ def _int_tuple(values, what: str) -> tuple[int, ...]:
     plain ints and tuples of plain ints pass without a generator."""
     if type(values) is int:
         return (values,)
+    if hasattr(values, "tolist") and hasattr(values, "ndim"):  # a NumPy array or scalar, as numpy.tile takes
+        if values.ndim > 1:
+            raise ValueError(f"{what} must be an int or a 1-D sequence of ints, got a {values.ndim}-D array")
+        values = values.tolist()
     if hasattr(values, "__index__") and not isinstance(values, bool):
         values = (values,)
-    values = tuple(values)
+    try:
+        values = tuple(values)
+    except TypeError:
+        raise TypeError(f"{what} must be an int or a sequence of ints, got {type(values).__name__}") from None
     for v in values:
         if type(v) is not int:
             break
@@ -241,6 +248,8 @@ def _prod(values) -> int:
 def plan_tile_normalized(input_shape: tuple, multiples: tuple, elem_bytes: int, block_dim: int,
                          platform: Platform, path: str | None) -> TilePlan:
     """:func:`plan_tile` for arguments already normalized (tuples of ints, a Platform); cached."""
+    if path is not None and path not in PATHS:
+        raise ValueError(f"unknown path {path!r}; paths are {PATHS}")
     ndim = len(multiples)
     padded = (1,) * (ndim - len(input_shape)) + tuple(input_shape)
     output_shape = tuple(s * m for s, m in zip(padded, multiples))
@@ -303,9 +312,18 @@ def plan_tile(input_shape: Sequence[int], multiples: Sequence[int], elem_bytes: 
     plat = get_platform(platform)
     if block_dim is None:
         block_dim = plat.aic_num
+    input_shape = _int_tuple(input_shape, "input_shape")
+    multiples = _int_tuple(multiples, "multiples")
     if len(multiples) < len(input_shape):
         raise ValueError("multiples must have at least one entry per input dim")
-    if elem_bytes <= 0:
-        raise ValueError(f"elem_bytes must be positive, got {elem_bytes}")
-    return plan_tile_normalized(tuple(int(s) for s in input_shape), tuple(int(m) for m in multiples),
-                        int(elem_bytes), int(block_dim), plat, path)
+    if min(input_shape, default=0) < 0:
+        raise ValueError(f"input_shape must be non-negative, got {input_shape}")
+    if min(multiples, default=0) < 0:
+        raise ValueError(f"multiples must be non-negative, got {multiples}")
+    if isinstance(elem_bytes, bool) or not isinstance(elem_bytes, int) or elem_bytes <= 0:
+        raise ValueError(f"elem_bytes must be a positive int, got {elem_bytes!r}")
+    if isinstance(block_dim, bool) or not isinstance(block_dim, int) or not 1 <= block_dim <= MAX_CORES:
+        raise ValueError(f"block_dim must be an int in [1, {MAX_CORES}], got {block_dim!r}")
+    if path is not None and not isinstance(path, str):
+        raise TypeError(f"path must be a str or None, got {type(path).__name__}")
+    return plan_tile_normalized(input_shape, multiples, elem_bytes, block_dim, plat, path)

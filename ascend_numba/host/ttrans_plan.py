@@ -18,7 +18,7 @@ from .platform import Platform
 from .split import align_down, align_up, ceil_div
 
 __all__ = [
-    "TTransRuleError", "CONVERSIONS", "A5_CONVERSIONS", "row_stride", "elem_per_block", "ttrans_tmp_bytes",
+    "TTransRuleError", "CONVERSIONS", "A5_CONVERSIONS", "FORMAT_NDIM", "conversion_output_shape", "row_stride", "elem_per_block", "ttrans_tmp_bytes",
     "check_ttrans_dtype", "default_c0", "TransposeTilingData", "FractalZTilingData", "FractalZ3DTilingData",
     "plan_transpose_blocks", "plan_fractal_z", "plan_fractal_z_3d", "transpose_tile_paths",
 ]
@@ -33,6 +33,7 @@ CONVERSIONS = {
     ("NC1HWC0", "FRACTAL_Z"), ("GNC1HWC0", "FRACTAL_Z"), ("NCDHW", "FRACTAL_Z_3D"),
 }
 A5_CONVERSIONS = {("NCHW", "NC1HWC0"), ("GNCHW", "GNC1HWC0"), ("NC1HWC0", "FRACTAL_Z"), ("GNC1HWC0", "FRACTAL_Z")}
+FORMAT_NDIM = {"NCHW": 4, "GNCHW": 5, "NC1HWC0": 5, "GNC1HWC0": 6, "NCDHW": 5}
 
 # Element types the Ascend TTRANS takes, by width (A2/A3 and A5 alike); float8 on A5 only, as raw bytes.
 _TYPES_BY_WIDTH = {
@@ -93,13 +94,30 @@ def ttrans_tmp_bytes(shape, dtype, src: str = "ND", dst: str = "ND", *, c0: int 
     ``src="ND", dst="ND"`` is the 2-D transpose ``[H, W] -> [W, H]``.
     """
     size = np.dtype(dtype).itemsize
+    if size not in (1, 2, 4):
+        raise TTransRuleError(f"TTRANS takes 1-, 2- or 4-byte elements, got {np.dtype(dtype)}")
     rs = row_stride(size)
+    if not isinstance(src, str) or not isinstance(dst, str):
+        raise TypeError(f"src and dst must be format names (str), got {src!r} and {dst!r}")
+    src, dst = src.upper(), dst.upper()
+    if (src, dst) != ("ND", "ND") and (src, dst) not in CONVERSIONS:
+        raise ValueError(f"unknown conversion {src} -> {dst}")
+    ndim = 2 if (src, dst) == ("ND", "ND") else FORMAT_NDIM[src]
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        raise TypeError(f"shape must be a sequence of ints, got {shape!r}") from None
+    if len(shape) != ndim:
+        raise ValueError(f"shape of a {src} tensor must have {ndim} dims, got {len(shape)}: {shape}")
+    for s in shape:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
+            raise ValueError(f"shape must hold non-negative ints, got {shape}")
     shape = tuple(int(s) for s in shape)
     if (src, dst) == ("ND", "ND"):
         h, w = shape
         return w * align_up(h, rs) * size
-    if (src, dst) not in CONVERSIONS:
-        raise ValueError(f"unknown conversion {src} -> {dst}")
+    if c0 is not None and (isinstance(c0, bool) or not isinstance(c0, int) or c0 not in (default_c0(size), 4)):
+        raise ValueError(f"c0 must be {default_c0(size)} for {size}-byte elements (or 4), got {c0!r}")
     c0 = c0 or default_c0(size)
     if (src, dst) in {("NCHW", "NC1HWC0"), ("GNCHW", "GNC1HWC0")}:
         h, w = shape[-2:]
@@ -113,6 +131,27 @@ def ttrans_tmp_bytes(shape, dtype, src: str = "ND", dst: str = "ND", *, c0: int 
     c1 = ceil_div(c, c0)
     plane = n * c1 * c0 * h * w
     return (plane + max(plane, h * w * align_up(c0, rs))) * size
+
+
+def conversion_output_shape(shape: tuple, elem_bytes: int, src: str, dst: str, *, c0: int | None = None,
+                            n0: int = 16, c: int | None = None) -> tuple:
+    """The shape ``convert_format`` returns for an input of ``shape`` (formats as in CONVERSIONS)."""
+    if src in ("NCHW", "GNCHW"):
+        *gn, ch, h, w = shape
+        c0 = c0 or default_c0(elem_bytes)
+        return tuple(gn) + (ceil_div(ch, c0), h, w, c0)
+    if dst in ("NCHW", "GNCHW"):
+        *gn, c1, h, w, cc0 = shape
+        return tuple(gn) + (c1 * cc0 if c is None else c, h, w)
+    if dst == "FRACTAL_Z":
+        *g, n, c1, h, w, cc0 = shape
+        groups = 1
+        for d in g:
+            groups *= d
+        return (groups * c1 * h * w, ceil_div(n, n0), n0, cc0)
+    n, ch, d, h, w = shape
+    c0 = c0 or default_c0(elem_bytes)
+    return (d * ceil_div(ch, c0) * h * w, ceil_div(n, n0), n0, c0)
 
 
 @dataclass

@@ -79,6 +79,8 @@ def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
     """The flat GM view of a C-contiguous array; fp16/bf16/fp8 become uint views of their width."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"{name}: expected a numpy.ndarray, got {type(array).__name__}")
+    if array.dtype.hasobject or array.dtype.itemsize == 0:
+        raise TypeError(f"{name}: dtype {array.dtype} is not a fixed-size element type a GM tensor can hold")
     if not array.flags.c_contiguous:
         raise ValueError(f"{name}: GM tensors must be C-contiguous (use numpy.ascontiguousarray)")
     flat = array.reshape(-1)
@@ -376,6 +378,11 @@ class Kernel:
         plat = get_platform(platform)
         block_dim = check_block_dim(block_dim)
         key_consts = self._key_constants(key)
+        if datatype is not None and not isinstance(datatype, dict):
+            raise TypeError(f"datatype must be a dict of compile-time constants, got {type(datatype).__name__}")
+        if len(args) != len(self.arg_names):
+            raise TypeError(f"{self!r} takes {len(self.arg_names)} arguments after ctx "
+                            f"({', '.join(self.arg_names)}), got {len(args)}")
         tiling_dtype, tiling_bytes = None, None
         if args and is_tiling_class(type(args[-1])):
             tiling_dtype = numpy_dtype(type(args[-1]))

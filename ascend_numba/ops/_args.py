@@ -17,6 +17,8 @@ def as_input(x) -> np.ndarray:
     arr = np.asarray(x)
     if arr.dtype.hasobject:
         raise TypeError(f"dtype {arr.dtype} holds Python objects; device tensors hold fixed-size elements")
+    if arr.dtype.itemsize == 0:
+        raise TypeError(f"dtype {arr.dtype!r} has zero-size elements; device tensors hold elements of 1 byte or more")
     return arr
 
 

@@ -15,12 +15,13 @@ from ..kernels.adamw import adamw_kernel
 from ..kernels.launch import as_gm
 from ._args import check_block_dim, empty
 
-__all__ = ["apply_adamw", "ADAMW_DTYPES", "check_adamw_args"]
+__all__ = ["apply_adamw", "ADAMW_DTYPES", "check_adamw_args", "check_adamw_aliasing"]
 
 ADAMW_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float16): "float16",
                 np.dtype(ml_dtypes.bfloat16): "bfloat16"}
 SCALAR_NAMES = ("beta1_power", "beta2_power", "lr", "weight_decay", "beta1", "beta2", "epsilon")
 TENSOR_NAMES = ("var", "m", "v", "grad")
+UPDATED = ("var", "m", "v")
 
 
 def check_adamw_args(tensors: dict, scalars: dict, max_grad_norm, amsgrad: bool, variant: str):
@@ -67,7 +68,38 @@ def check_adamw_args(tensors: dict, scalars: dict, max_grad_norm, amsgrad: bool,
     if variant not in VARIANTS:
         raise ParamInvalidError(f"ApplyAdamW: variant must be one of {VARIANTS}, got {variant!r}")
     # Each number becomes the tensor dtype from its own type, as the adapter copies scalars into tensors.
-    return dtype, np.array(values, dtype=dtype)
+    try:
+        with np.errstate(over="ignore"):
+            return dtype, np.array(values, dtype=dtype)
+    except OverflowError:
+        for name, value in zip(SCALAR_NAMES, values):
+            try:
+                float(value)
+            except OverflowError:
+                raise ParamInvalidError(f"ApplyAdamW: {name} is an integer too large for {dtype}") from None
+        raise
+
+
+def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
+    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.shape == b.shape
+            and a.strides == b.strides)
+
+
+def check_adamw_aliasing(tensors: dict) -> None:
+    """The aliasing rule of an in-place step: ``var``, ``m`` and ``v`` share no memory with one
+    another, and ``grad`` / ``max_grad_norm`` either share none with any tensor or are exactly
+    the same view as it (each element is read before it is written, so an exact alias is
+    well defined; a shifted one would read elements already updated).  Raises ParamInvalidError."""
+    items = [(n, a) for n, a in tensors.items() if a is not None]
+    for i, (name_a, a) in enumerate(items):
+        for name_b, b in items[i + 1:]:
+            if not np.may_share_memory(a, b):
+                continue
+            if name_a in UPDATED and name_b in UPDATED:
+                raise ParamInvalidError(f"ApplyAdamW: {name_a} and {name_b} share memory; each is updated in place")
+            if not _same_view(a, b) and np.shares_memory(a, b):
+                raise ParamInvalidError(f"ApplyAdamW: {name_b} partially overlaps {name_a}; tensors must be "
+                                        "the same view or not overlap at all")
 
 
 def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon, grad,
@@ -93,9 +125,10 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     if block_dim is not None:
         block_dim = check_block_dim(block_dim, plat.aiv_num)
     if inplace:
-        for name in ("var", "m", "v"):
+        for name in UPDATED:
             if not tensors[name].flags.c_contiguous or not tensors[name].flags.writeable:
                 raise ParamInvalidError(f"ApplyAdamW: {name} must be C-contiguous and writeable to update in place")
+        check_adamw_aliasing({**tensors, "max_grad_norm": max_grad_norm if amsgrad else None})
         outs = (var, m, v)
     else:
         outs = tuple(empty(a.shape, a.dtype) for a in (var, m, v))

@@ -82,6 +82,8 @@ def _problem_for(op: str, normalize, arr: np.ndarray, reps, block_dim, platform,
     key = _seen_key(op, arr, reps, block_dim, platform, path)
     problem = None if key is None else _SEEN.get(key)
     if problem is None:
+        if path is not None and not isinstance(path, str):
+            raise TypeError(f"path must be a str or None, got {type(path).__name__}")
         multiples = normalize(arr.ndim, reps)
         plat = get_platform(platform)
         problem = _problem(arr.shape, multiples, arr.itemsize, check_block_dim(block_dim, plat.aic_num), plat, path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -10,7 +11,7 @@ from ..host.platform import get_platform
 from ..host.split import ceil_div
 from ..host.tiling import numpy_dtype, to_array
 from ..host.ttrans_plan import (
-    A5_CONVERSIONS, CONVERSIONS, TTransRuleError, check_a5_alignment, check_ttrans_dtype, default_c0,
+    A5_CONVERSIONS, CONVERSIONS, FORMAT_NDIM, TTransRuleError, check_a5_alignment, check_ttrans_dtype, default_c0,
     plan_fractal_z, plan_fractal_z_3d, plan_transpose_blocks, ttrans_tmp_bytes,
 )
 from ..kernels.primitives import STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR
@@ -64,8 +65,10 @@ def transpose2d(x, *, out=None, block_dim: int | None = None, platform="A2", tra
     result = None
     if arr.size:
         planned = _planned(plan_transpose_blocks, 1, 1, h, w, h, w, h, 0, 0, w, 0, 0, h, arr.itemsize, plat)
-        result = _launch(transpose_kernel, np.ascontiguousarray(arr), out, planned, block_dim, plat, trace, checked,
-                         fresh)
+        src = np.ascontiguousarray(arr)
+        if not fresh and np.may_share_memory(src, out):
+            src = src.copy()  # out overlaps x: the result is x.T of x as it was
+        result = _launch(transpose_kernel, src, out, planned, block_dim, plat, trace, checked, fresh)
     return (out, result) if trace else out
 
 
@@ -82,9 +85,12 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
     Conversions: NCHW->NC1HWC0, NC1HWC0->NCHW, GNCHW->GNC1HWC0, GNC1HWC0->GNCHW,
     NC1HWC0->FRACTAL_Z, GNC1HWC0->FRACTAL_Z, NCDHW->FRACTAL_Z_3D.  ``c0`` defaults
     to 32 / itemsize (4 is allowed for NCHW->NC1HWC0); ``n0`` is N0 of the fractal
-    formats; ``c`` crops NC1HWC0->NCHW to ``c`` channels (default C1*C0).
+    formats; ``c`` crops NC1HWC0->NCHW to ``c`` channels (default C1*C0).  A shape
+    with a zero dim gives the (empty or zero-padded) result NumPy-style, without a launch.
     ``trace=True`` returns ``(result, LaunchTrace)``; ``checked=True`` verifies every primitive.
     """
+    if not isinstance(src, str) or not isinstance(dst, str):
+        raise TypeError(f"src and dst must be format names (str), got {src!r} and {dst!r}")
     src, dst = src.upper(), dst.upper()
     if (src, dst) not in CONVERSIONS:
         raise ValueError(f"unsupported conversion {src} -> {dst}; supported: {sorted(CONVERSIONS)}")
@@ -95,53 +101,63 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
     check_ttrans_dtype(arr.dtype, plat, two_d=False)
     size = arr.itemsize
     block_dim = check_block_dim(block_dim, plat.aiv_num)
-    if not isinstance(n0, int) or n0 <= 0:
-        raise ValueError(f"n0 must be a positive int, got {n0!r}")
+    n0 = _positive_int("n0", n0)
+    c0 = None if c0 is None else _positive_int("c0", c0)
+    c = None if c is None else _positive_int("c", c)
+    shape = _shape(arr, src, FORMAT_NDIM[src])
     if src in ("NCHW", "GNCHW"):
-        lead = _shape(arr, src, 5 if src == "GNCHW" else 4)
-        *gn, ch, h, w = lead
+        *gn, ch, h, w = shape
         c0 = _c0(c0, size, allow_four=True)
         c1 = ceil_div(ch, c0)
-        outer = int(np.prod(gn))
-        out = empty(tuple(gn) + (c1, h, w, c0), arr.dtype)
+        outer = math.prod(gn)
+        out_shape = tuple(gn) + (c1, h, w, c0)
         check_a5_alignment(plat, w * size, c0 * size)
-        planned = _planned(plan_transpose_blocks, outer, c1, c0, h * w, ch, c1 * h * w, c0, ch * h * w, c0 * h * w,
-                          h * w, c1 * h * w * c0, h * w * c0, c0, size, plat)
         kernel = transpose_kernel
+        plan = (plan_transpose_blocks, outer, c1, c0, h * w, ch, c1 * h * w, c0, ch * h * w, c0 * h * w, h * w,
+                c1 * h * w * c0, h * w * c0, c0, size, plat)
     elif dst in ("NCHW", "GNCHW"):
-        *gn, c1, h, w, cc0 = _shape(arr, src, 6 if src == "GNC1HWC0" else 5)
+        *gn, c1, h, w, cc0 = shape
         _check_given_c0(c0, cc0)
         ch = c1 * cc0 if c is None else c
-        if not 0 < ch <= c1 * cc0:
-            raise ValueError(f"c must be in 1..{c1 * cc0}, got {c}")
-        outer = int(np.prod(gn))
-        out = empty(tuple(gn) + (ch, h, w), arr.dtype)
-        planned = _planned(plan_transpose_blocks, outer, c1, h * w, cc0, c1 * h * w, ch, h * w, c1 * h * w * cc0,
-                          h * w * cc0, cc0, ch * h * w, cc0 * h * w, h * w, size, plat)
+        if ch > c1 * cc0:
+            raise ValueError(f"c must be in 1..{c1 * cc0} (C1*C0 of the input), got {c}")
+        outer = math.prod(gn)
+        out_shape = tuple(gn) + (ch, h, w)
         kernel = transpose_kernel
-    elif dst == "FRACTAL_Z" and src in ("NC1HWC0", "GNC1HWC0"):
-        *g, n, c1, h, w, cc0 = _shape(arr, src, 6 if src == "GNC1HWC0" else 5)
+        plan = (plan_transpose_blocks, outer, c1, h * w, cc0, c1 * h * w, ch, h * w, c1 * h * w * cc0, h * w * cc0,
+                cc0, ch * h * w, cc0 * h * w, h * w, size, plat)
+    elif dst == "FRACTAL_Z":
+        *g, n, c1, h, w, cc0 = shape
         _check_given_c0(c0, cc0)
         if cc0 * size != plat.block_bytes:
             raise TTransRuleError(f"FRACTAL_Z needs C0 * sizeof = {plat.block_bytes} bytes, got C0={cc0}")
-        groups = int(np.prod(g))
+        groups = math.prod(g)
         n_padded = ceil_div(n, n0) * n0
-        out = empty((groups * c1 * h * w, n_padded // n0, n0, cc0), arr.dtype)
-        planned = _planned(plan_fractal_z, groups, n, c1 * h * w, cc0, n_padded, size, plat)
+        out_shape = (groups * c1 * h * w, n_padded // n0, n0, cc0)
         kernel = fractal_z_kernel
+        plan = (plan_fractal_z, groups, n, c1 * h * w, cc0, n_padded, size, plat)
     else:  # NCDHW -> FRACTAL_Z_3D
-        n, ch, d, h, w = _shape(arr, src, 5)
+        n, ch, d, h, w = shape
         c0 = _c0(c0, size, allow_four=False)
         c1 = ceil_div(ch, c0)
         n_padded = ceil_div(n, n0) * n0
-        out = empty((d * c1 * h * w, n_padded // n0, n0, c0), arr.dtype)
-        planned = _planned(plan_fractal_z_3d, n, ch, d, h * w, c0, n_padded, size, plat)
+        out_shape = (d * c1 * h * w, n_padded // n0, n0, c0)
         kernel = fractal_z_3d_kernel
-    if arr.size == 0 or out.size == 0:
-        nothing = np.zeros(out.shape, arr.dtype)
+        plan = (plan_fractal_z_3d, n, ch, d, h * w, c0, n_padded, size, plat)
+    if arr.size == 0 or math.prod(out_shape) == 0:
+        nothing = np.zeros(out_shape, arr.dtype)  # every element is padding, or there is none
         return (nothing, None) if trace else nothing
-    result = _launch(kernel, arr, out, planned, block_dim, plat, trace, checked)
+    out = empty(out_shape, arr.dtype)
+    result = _launch(kernel, arr, out, _planned(*plan), block_dim, plat, trace, checked)
     return (out, result) if trace else out
+
+
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+    return int(value)
 
 
 def _c0(c0, size: int, *, allow_four: bool) -> int:

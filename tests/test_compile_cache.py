@@ -1,0 +1,45 @@
+"""Compiled code is cached between processes, and stale code is never loaded."""
+
+import json
+import os
+import subprocess
+import sys
+
+from ascend_numba.kernels import _jit
+
+# One first call of every public op (repeat runs the Tile kernel), plus a traced and a checked one.
+FIRST_CALLS = [
+    "tile:plain", "repeat:plain", "apply_adamw:plain:dtype=float32,variant=seed,amsgrad=False,maximize=False",
+    "transpose2d:plain:dtype=float32", "convert_format:plain:src=NCHW,dst=NC1HWC0,dtype=float16",
+    "convert_format:plain:src=NC1HWC0,dst=FRACTAL_Z,dtype=float16", "transpose2d:traced:dtype=int8",
+    "transpose2d:checked:dtype=int8",
+]
+
+
+def _first_calls(cache_dir) -> tuple[list[dict], str]:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), ASCEND_NUMBA_COMPILE_MESSAGES="1")
+    done = subprocess.run([sys.executable, "-m", "ascend_numba.warmup", *FIRST_CALLS], env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()], done.stderr
+
+
+def test_a_new_process_compiles_nothing_the_last_one_compiled(tmp_path):
+    first, first_err = _first_calls(tmp_path)
+    assert first[0]["compiled"] > 0
+    assert "compiling tile kernel (first run only)..." in first_err.splitlines()
+    second, second_err = _first_calls(tmp_path)
+    assert {row["spec"]: row["compiled"] for row in second} == {row["spec"]: 0 for row in first}
+    assert "compiling" not in second_err
+
+
+def test_the_cache_tag_covers_subpackages(tmp_path, monkeypatch):
+    # A module in a subpackage of kernels/ changes what compiled code may do: it must change the tag.
+    sub = tmp_path / "kernels" / "extra"
+    sub.mkdir(parents=True)
+    (tmp_path / "host").mkdir()
+    (sub / "helpers.py").write_text("A = 1\n")
+    monkeypatch.setattr(_jit, "_PACKAGE", tmp_path)
+    before = _jit.compiled_code_digest.__wrapped__()
+    (sub / "helpers.py").write_text("A = 2\n")
+    assert _jit.compiled_code_digest.__wrapped__() != before
