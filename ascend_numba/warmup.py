@@ -35,6 +35,16 @@ _CONVERSIONS = {
 }
 
 
+# A small problem each Tile path can run (the path is a compile-time key of the Tile kernel).
+_TILE_PATHS = {
+    "split_mult": ((4, 8), (1, 2), np.uint8),
+    "doubling": ((64, 8), (1, 4), np.float32),
+    "build": ((64, 48), (2, 3), np.float16),
+    "gather": ((64, 3), (1, 4), np.float32),
+    "per_row": ((64, 3), (1, 4), np.float32),
+}
+
+
 @dataclass(frozen=True)
 class Specialization:
     """One compiled specialization, named by the op call that needs it."""
@@ -50,7 +60,7 @@ class Specialization:
 
 def specializations(ops: Iterable[str] = OPS, modes: Iterable[str] = ("plain",)) -> list[Specialization]:
     """Every specialization the given ops can need in the given modes.  ``repeat`` runs the
-    Tile kernel (one for every dtype), so it adds nothing beside ``tile``."""
+    Tile kernel (one per path, for every dtype), so it adds nothing beside ``tile``."""
     ops, modes = list(ops), list(modes)
     for name in ops:
         if name not in OPS:
@@ -61,7 +71,7 @@ def specializations(ops: Iterable[str] = OPS, modes: Iterable[str] = ("plain",))
     specs = []
     for mode in modes:
         if "tile" in ops or "repeat" in ops:
-            specs.append(Specialization("tile", mode))
+            specs += [Specialization("tile", mode, (("path", path),)) for path in _TILE_PATHS]
         if "apply_adamw" in ops:
             for dtype in _ADAMW_DTYPES:
                 for variant in ("seed", "a2"):
@@ -86,7 +96,8 @@ def warm(spec: Specialization) -> float:
     p = dict(spec.params)
     mode = {"trace": spec.mode == "traced", "checked": spec.mode == "checked"}
     if spec.op == "tile":
-        an.tile(np.zeros((4, 8), np.uint8), (1, 2), **mode)
+        shape, reps, dtype = _TILE_PATHS[p.get("path", "split_mult")]
+        an.tile(np.zeros(shape, dtype), reps, path=p.get("path"), **mode)
     elif spec.op == "repeat":
         an.repeat(np.zeros((4, 8), np.uint8), (1, 1, 2), **mode)
     elif spec.op == "apply_adamw":

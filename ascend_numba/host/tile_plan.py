@@ -17,9 +17,10 @@ from typing import Sequence
 from .platform import MAX_CORES, Platform, get_platform
 from .split import align_down, ceil_div
 from .tiling import int32, to_array
+from .tiling_key import TilingKeyField
 
 __all__ = [
-    "TooManyDims", "MAX_DIMS", "PATHS", "TileTilingData", "TileTilingData64", "TilePlan",
+    "TooManyDims", "MAX_DIMS", "PATHS", "TileKey", "TileTilingData", "TileTilingData64", "TilePlan",
     "normalize_tile_reps", "normalize_repeat_reps", "merge_dims", "plan_tile", "plan_tile_normalized",
     "path_preconditions",
 ]
@@ -33,6 +34,14 @@ class TooManyDims(ValueError):
 
 # Path names in the order of the device's selection (ids 1..5 are what lanes receive).
 PATHS = ("split_mult", "doubling", "build", "gather", "per_row")
+
+
+class TileKey:
+    """The Tile kernel's TilingKey: the path the host chose from the tiling (1-based, in PATHS
+    order).  Each path compiles as its own specialization, so a first call compiles the one
+    path it runs."""
+
+    Path = TilingKeyField(bits=3, values=[1, 2, 3, 4, 5])
 
 
 @dataclass
@@ -167,6 +176,11 @@ class TilePlan:
     @property
     def path_id(self) -> int:
         return PATHS.index(self.path) + 1
+
+    @property
+    def key(self) -> dict:
+        """The TileKey: the path, a compile-time constant of the kernel."""
+        return {"Path": self.path_id}
 
     @property
     def split_by_mult(self) -> bool:

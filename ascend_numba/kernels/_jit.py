@@ -10,8 +10,9 @@ Compile time is what a new user waits for, so the house dispatcher keeps it down
   layout.
 * Helpers are called only from compiled code, so they get no CPython or cfunc wrapper (a
   third of a small function's compile); ``python=True`` keeps them for functions Python calls.
-* No IR-level ``inline="always"`` by default: it re-types the callee at every call site.  LLVM
-  inlines plain calls across functions anyway.
+* No IR-level ``inline="always"`` by default: it re-types the callee at every call site.  Hot
+  primitives are marked ``always_inline`` instead, so LLVM inlines them into their callers'
+  loops from the IR each callee is compiled to once.
 """
 
 from __future__ import annotations
@@ -108,14 +109,30 @@ def _call_type(t):
 
 class KernelDispatcher(CPUDispatcher):
     """A dispatcher whose calls from compiled code are typed without literals and with signed
-    integers as int64: one specialization per tensor layout, not per call site."""
+    integers as int64: one specialization per tensor layout, not per call site.
+
+    ``always_inline``: the compiled function is marked for LLVM to inline at every call (the
+    mark travels with the IR callers link in, and with the on-disk cache).  A hot primitive
+    inlined by LLVM costs its callers nothing extra to type, where Numba's IR-level
+    ``inline="always"`` re-types it at every call site."""
+
+    always_inline = False
 
     def get_call_template(self, args, kws):
         return super().get_call_template(tuple(_call_type(a) for a in args),
                                          {k: _call_type(v) for k, v in kws.items()})
 
+    def add_overload(self, cres):
+        if self.always_inline:
+            attr = "alwaysinline" if self.always_inline is True else "noinline"
+            fn = cres.library._get_module_for_linking().get_function(cres.fndesc.llvm_func_name)
+            if attr not in str(fn.attributes):
+                fn.add_function_attribute(attr)
+        super().add_overload(cres)
 
-def dispatcher(func, tag: str | None = None, *, python: bool = False, on_miss=None, **options):
+
+def dispatcher(func, tag: str | None = None, *, python: bool = False, always_inline: bool = False, on_miss=None,
+               **options):
     """A :class:`KernelDispatcher` for ``func`` with the house options, cached under ``tag``
     (default: the code digest)."""
     targetoptions = {k: v for k, v in {**JIT_OPTIONS, **options}.items() if k != "cache"}
@@ -123,6 +140,7 @@ def dispatcher(func, tag: str | None = None, *, python: bool = False, on_miss=No
     if not python:
         targetoptions.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
     disp = KernelDispatcher(py_func=func, locals={}, targetoptions=targetoptions)
+    disp.always_inline = always_inline
     try:
         disp._cache = TaggedCache(func, tag or compiled_code_digest(), on_miss)
     except RuntimeError:
@@ -130,9 +148,11 @@ def dispatcher(func, tag: str | None = None, *, python: bool = False, on_miss=No
     return disp
 
 
-def jit(func=None, *, python: bool = False, **options):
-    """Compile with the house options (``@jit``, ``@jit(python=True)`` for functions called
-    from Python, ``@jit`` where a measurement says it pays)."""
+def jit(func=None, *, python: bool = False, always_inline: bool = False, **options):
+    """Compile with the house options: ``@jit``; ``@jit(python=True)`` for functions called
+    from Python; ``@jit(always_inline=True)`` for small hot helpers LLVM must inline into their
+    callers' loops; ``@jit(inline="always")`` (Numba's IR inlining) only where a call needs its
+    arguments to stay compile-time values."""
     if func is None:
-        return lambda f: dispatcher(f, python=python, **options)
-    return dispatcher(func, python=python, **options)
+        return lambda f: dispatcher(f, python=python, always_inline=always_inline, **options)
+    return dispatcher(func, python=python, always_inline=always_inline, **options)

@@ -63,12 +63,12 @@ def _violation(ctx, rule, prim, operand, d0, d1, d2, d3, d4):
     _store_i64(base, CHECK_DETAIL + 4, d4)
 
 
-@jit
+@jit(always_inline=True)
 def _failed(ctx):
     return _load_i64(ctx.check_addr, CHECK_RULE) != 0
 
 
-@jit
+@jit(always_inline=True)
 def _is_ub(ctx, addr):
     return ctx.ub_addr <= addr and addr < ctx.ub_addr + ctx.ub_size
 
@@ -144,7 +144,7 @@ def _is_local_operand(ctx, prim, operand, addr):
 
 # ---- GM: bounds with padding, one writer per byte ------------------------------------------------
 
-@jit
+@jit(always_inline=True)
 def _region_field(ctx, r, col):
     return _load_i64(ctx.regions_addr, r * REGION_COLS + col)
 
@@ -189,7 +189,7 @@ def _claim(ctx, prim, r, lo, n):
     return _claim_bytes(ctx, prim, r, carray(address, hi - lo, np.uint16), np.uint16(ctx.block_idx + 1), lo)
 
 
-@jit
+@jit(always_inline=True)
 def _claim_bytes(ctx, prim, r, owner, me, lo):
     taken = False
     for i in range(owner.size):

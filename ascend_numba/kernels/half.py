@@ -58,7 +58,7 @@ def u32_as_f32(typingctx, x):
 _DENORM_MAGIC = np.uint32(((127 - 15) + (23 - 10) + 1) << 23)  # 0.5: aligns fp16 subnormal bits at the bottom
 
 
-@jit
+@jit(always_inline=True)
 def _f32bits_to_f16bits(f):
     # Branch-free (every case computed, one selected) so that loops over it vectorize.
     f = np.uint32(f)
@@ -77,13 +77,13 @@ def _f32bits_to_f16bits(f):
     return np.uint16(sign | (big if a >= np.uint32(0x47800000) else finite))
 
 
-@jit
+@jit(always_inline=True)
 def f32_to_f16(x):
     """Round a float32 to fp16 (nearest even); returns the fp16 bits as uint16."""
     return _f32bits_to_f16bits(f32_as_u32(np.float32(x)))
 
 
-@jit
+@jit(always_inline=True)
 def f16_to_f32(h):
     """Widen fp16 bits (uint16) to float32, exactly."""
     h = np.uint32(h)
@@ -96,7 +96,7 @@ def f16_to_f32(h):
     return u32_as_f32(sign | mag)
 
 
-@jit
+@jit(always_inline=True)
 def f32_to_bf16(x):
     """Round a float32 to bf16 (nearest even, NaN -> quiet NaN); returns uint16 bits."""
     f = f32_as_u32(np.float32(x))
@@ -106,7 +106,7 @@ def f32_to_bf16(x):
     return np.uint16((f + bias) >> np.uint32(16))
 
 
-@jit
+@jit(always_inline=True)
 def bf16_to_f32(h):
     """Widen bf16 bits (uint16) to float32, exactly."""
     return u32_as_f32(np.uint32(h) << np.uint32(16))

@@ -212,6 +212,14 @@ def _call_body(typingctx, addr, ctx, args, tiling):
         values = [llargs[1], *cgutils.unpack_tuple(builder, llargs[2])]
         if len(argtys) > len(values):
             values.append(llargs[3])
+        # The GM tensors reach the body without a reference count (like UB views): the caller
+        # holds them for the whole launch, and every array passed between the body's functions
+        # would otherwise cost an atomic increment and decrement on a count all lanes share.
+        for k, ty in enumerate(argtys):
+            if isinstance(ty, types.Array):
+                ary = context.make_array(ty)(context, builder, value=values[k])
+                ary.meminfo = cgutils.get_null_value(ary.meminfo.type)
+                values[k] = ary._getvalue()
         retval = cgutils.alloca_once(builder, fnty.args[0].pointee)
         builder.store(cgutils.get_null_value(fnty.args[0].pointee), retval)
         excinfo = cgutils.alloca_once(builder, fnty.args[1].pointee, name="excinfo")
@@ -353,7 +361,7 @@ class Kernel:
             name = self.py_func.__name__.removesuffix("_kernel")
             detail = ", ".join([*(f"{k}={getattr(v, '__name__', v)}" for k, v in constants.items()),
                                 *([mode] if mode != "plain" else [])])
-            announce = f"{name} kernel" + (f" ({detail})" if detail else "")
+            announce = f"{name} kernel" + (f" [{detail}]" if detail else "")
             dispatcher_ = _specialized_body(self.py_func, constants, tag, announce)
             found = self._bodies[cache_key] = KernelBody(dispatcher_, mode)
         return found

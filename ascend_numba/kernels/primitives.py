@@ -134,7 +134,7 @@ def _copy_rows_fixed(dst, d, dst_pitch, src, s, src_pitch, block_count, width):
         d += dst_pitch
 
 
-@jit
+@jit(always_inline=True)
 def _copy_blocks_inside(dst, d, dst_pitch, src, s, src_pitch, block_count, block_len):
     """Strided block copies known to lie inside both arrays; word-sized blocks take one move each."""
     if block_len == 4:
@@ -196,7 +196,7 @@ def _store_fence(typingctx):
 _STREAM_MIN = 256  # bytes per row below which streaming stores do not pay
 
 
-@jit
+@jit(always_inline=True)
 def _stream_bytes(dst, d, src, s, n):
     """``n`` bytes, inside both arrays: whole 64-byte cache lines with streaming stores, the
     partial lines at either end with plain ones (a line must not get both kinds)."""
@@ -212,20 +212,20 @@ def _stream_bytes(dst, d, src, s, n):
         _copy_bytes(dst, d + k, src, s + k, n - k)
 
 
-@jit
+@jit(always_inline=True)
 def _streaming(ctx, dst, src):
     # UB -> GM in a launch the host marked (big GM tensors): the device's MTE3 writes GM without
     # going through a core's cache either.
     return _load_i64(ctx.state_addr, STATE_STREAM) != 0 and in_ub(ctx, src) and not in_ub(ctx, dst)
 
 
-@jit
+@jit(always_inline=True)
 def _disjoint(a, b):
     pa, pb = _address(a), _address(b)
     return pa + a.nbytes <= pb or pb + b.nbytes <= pa
 
 
-@jit
+@jit(always_inline=True)
 def _copy_bytes(dst, dst_byte, src, src_byte, nbytes):
     """Copy bytes, clamped to both arrays; out-of-range parts are dropped."""
     if dst_byte < 0 or src_byte < 0 or nbytes <= 0:
@@ -237,7 +237,7 @@ def _copy_bytes(dst, dst_byte, src, src_byte, nbytes):
         _copy_short(dst, dst_byte, src, src_byte, n)
 
 
-@jit
+@jit(always_inline=True)
 def in_ub(ctx, tensor):
     """True when ``tensor`` is a view of this lane's UB (a local tensor), False for GM."""
     p = _address(tensor)
@@ -288,7 +288,7 @@ def _ov_trace_work(ctx, items):
     return record
 
 
-@jit
+@jit(always_inline=True)
 def _direction(ctx, dst, src):
     src_local = in_ub(ctx, src)
     if src_local and in_ub(ctx, dst):
@@ -296,7 +296,7 @@ def _direction(ctx, dst, src):
     return DIR_OUT if src_local else DIR_IN
 
 
-@jit
+@jit(always_inline=True)
 def contiguous_lane_range(ctx, total):
     """This lane's tasks ``[start, end)``: ``per = ceil(total / block_num)``; lanes past the end get none."""
     per = (total + ctx.block_num - 1) // ctx.block_num
@@ -304,7 +304,7 @@ def contiguous_lane_range(ctx, total):
     return start, min(start + per, total)
 
 
-@jit
+@jit(always_inline=True)
 def big_small_lane_range(ctx, big_cores, small_blocks, block_elems, total):
     """This lane's elements ``[start, end)`` when the first ``big_cores`` lanes take one block more."""
     i = ctx.block_idx
@@ -321,7 +321,7 @@ def lane_error(ctx, code, detail):
         _store_i64(ctx.state_addr, STATE_ERROR_DETAIL, detail)
 
 
-@jit
+@jit(always_inline=True)
 def count_event(ctx, slot):
     """Add one to a counter of the lane's state row."""
     _store_i64(ctx.state_addr, slot, _load_i64(ctx.state_addr, slot) + 1)
@@ -364,7 +364,7 @@ def reinterpret(tensor, dtype):
     return tensor.view(dtype)
 
 
-@jit
+@jit(always_inline=True)
 def data_copy(ctx, dst, dst_off, src, src_off, count):
     """DataCopy(dst[dst_off], src[src_off], count): GM<->UB or UB<->UB, ``count`` source elements.
 
@@ -379,7 +379,7 @@ def data_copy(ctx, dst, dst_off, src, src_off, count):
     _copy_bytes(dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
 
 
-@jit
+@jit(always_inline=True)
 def _pitch(is_local, block_len, stride, block_bytes):
     # A local (UB) side keeps every block 32-byte aligned and strides in blocks; GM strides in bytes.
     if is_local:
@@ -387,7 +387,7 @@ def _pitch(is_local, block_len, stride, block_bytes):
     return block_len + stride
 
 
-@jit
+@jit(always_inline=True)
 def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_stride, dst_stride):
     """DataCopyPad with DataCopyExtParams{blockCount, blockLen (bytes), srcStride, dstStride}.
 
@@ -490,7 +490,7 @@ def _prefetch(typingctx, addr):
     return types.void(addr), codegen
 
 
-@jit
+@jit(always_inline=True)
 def preload(ctx, src, src_off, count, spread):
     """Announce that the lane will soon ``DataCopy`` ``count`` elements of GM tensor ``src`` from
     ``src_off`` (the next tile of a double-buffered CopyIn).  Each of the lane's next ``spread``
@@ -529,7 +529,7 @@ def _fetch_preloaded(base):
             _store_i64(base, STATE_PRELOAD_PENDING, _load_i64(base, STATE_PRELOAD_PENDING) - 1)
 
 
-@jit
+@jit(always_inline=True)
 def _advance_preload(ctx):
     # One load and a branch when nothing is announced: every vector op calls this.
     if _load_i64(ctx.state_addr, STATE_PRELOAD_PENDING) > 0:
@@ -578,13 +578,13 @@ def _ov_vscalar(tensor, value):
     return lambda tensor, value: dtype(value)
 
 
-@jit
+@jit(always_inline=True)
 def _check_unary(ctx, prim, dst, src, count):
     return check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(src), src.nbytes,
                  count * src.itemsize, 0, 0, NO_OPERAND)
 
 
-@jit
+@jit(always_inline=True)
 def _check_binary(ctx, prim, dst, a, b, count):
     return check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(a), a.nbytes,
                  count * a.itemsize, _address(b), b.nbytes, count * b.itemsize)
@@ -644,32 +644,32 @@ def _binary(dst, a, b, count, op):
             _vstore(dst, i, op(_vload(a, i), _vload(b, i)))
 
 
-@jit
+@jit(always_inline=True)
 def _add(x, y):
     return x + y
 
 
-@jit
+@jit(always_inline=True)
 def _sub(x, y):
     return x - y
 
 
-@jit
+@jit(always_inline=True)
 def _mul(x, y):
     return x * y
 
 
-@jit
+@jit(always_inline=True)
 def _div(x, y):
     return x / y
 
 
-@jit
+@jit(always_inline=True)
 def _max(x, y):
     return x if (x >= y or x != x) else y  # NaN-propagating, like numpy.maximum
 
 
-@jit
+@jit(always_inline=True)
 def _sqrt(x, _unused):
     return np.sqrt(x)
 

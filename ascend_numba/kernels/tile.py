@@ -27,13 +27,14 @@ MTE3 -> MTE2 barrier on the device; lanes here run their copies in order.
 
 import numpy as np
 
+from ..host.tile_plan import TileKey
 from ._jit import jit
 from .launch import kernel
 from .primitives import (
     adds, alloc_buffer, contiguous_lane_range, data_copy, data_copy_pad, gather, set_value, trace_work,
 )
 
-SPLIT_MULT, DOUBLING, BUILD, GATHER, PER_ROW = 1, 2, 3, 4, 5
+SPLIT_MULT, DOUBLING, BUILD, GATHER, PER_ROW = TileKey.Path.values
 
 # SplitMult lanes double their row in UB only this far: lanes that share a host thread each
 # redo their doubling one after another (on the device they run side by side), and past a few
@@ -41,12 +42,12 @@ SPLIT_MULT, DOUBLING, BUILD, GATHER, PER_ROW = 1, 2, 3, 4, 5
 SPLIT_MULT_DOUBLING_BYTES = 8192
 
 
-@jit
+@jit(always_inline=True)
 def _align_up(n, unit):
     return (n + unit - 1) // unit * unit
 
 
-@jit
+@jit(always_inline=True)
 def src_offset(t, row):
     """SrcOff: element offset in the input of output row ``row`` (dims N-2 .. 0)."""
     off = 0
@@ -57,7 +58,7 @@ def src_offset(t, row):
     return off
 
 
-@jit
+@jit(always_inline=True)
 def _write_exact(ctx, dst, dst_b, src, src_b, n):
     """UB -> GM, exactly ``n`` bytes: DataCopy when block-aligned, else DataCopyPad."""
     if n % ctx.block_bytes == 0:
@@ -80,7 +81,7 @@ def _replicate_in_gm(ctx, y, base_b, seg_b, count, ub, buf_b):
         done += n
 
 
-@jit
+@jit(always_inline=True)
 def _geometry(t):
     """Init: (elemBytes, innerDim bytes, innerMult, output row bytes, outerCount) from the tiling."""
     eb = t.elemBytes
@@ -89,7 +90,7 @@ def _geometry(t):
     return eb, inner_b, mult, inner_b * mult, t.totalOutputElems // (t.inputShape[t.numDims - 1] * mult)
 
 
-@jit
+@jit(always_inline="never")
 def _process_split_mult(ctx, x, y, t, geometry, in_q, out_q, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
     bb = ctx.block_bytes
@@ -128,7 +129,7 @@ def _process_split_mult(ctx, x, y, t, geometry, in_q, out_q, buf_b):
         item += m1 - m0
 
 
-@jit
+@jit(always_inline="never")
 def _process_doubling(ctx, x, y, t, geometry, out_q, buf_b):
     eb, inner_b, _, out_inner_b, outer = geometry
     limit = min(buf_b, out_inner_b)
@@ -156,7 +157,7 @@ def _process_doubling(ctx, x, y, t, geometry, out_q, buf_b):
         row += 1
 
 
-@jit
+@jit(always_inline="never")
 def _process_build(ctx, x, y, t, geometry, in_q, out_q, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
     rows_per_batch = max(1, buf_b // out_inner_b)
@@ -185,7 +186,7 @@ def _gather_words(ctx, out_q, in_q, slot_b, table, count, word):
         gather(ctx, out_q, in_q, table, slot_b, count)
 
 
-@jit
+@jit(always_inline="never")
 def _process_gather(ctx, x, y, t, geometry, in_q, out_q, tmp, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
     bb = ctx.block_bytes
@@ -233,7 +234,7 @@ def _process_gather(ctx, x, y, t, geometry, in_q, out_q, tmp, buf_b):
         row += k
 
 
-@jit
+@jit(always_inline=True)
 def _repeated_rows(t, row, first):
     """isRepeat: when output row ``row`` (and the rows after it, to the end of a block of some
     dim d where its coordinate is past the input's) repeats rows this lane already wrote
@@ -265,7 +266,7 @@ def _copy_output_forward(ctx, y, src_b, dst_b, total_b, shift_b, ub, buf_b):
         done += n
 
 
-@jit
+@jit(always_inline="never")
 def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
     bb = ctx.block_bytes
@@ -312,8 +313,9 @@ def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
         row += 1
 
 
-@kernel
-def tile_kernel(ctx, x, y, path, t):
+@kernel(tiling_key=TileKey)
+def tile_kernel(ctx, x, y, t):
+    path = Path  # noqa: F821 - the TileKey field, a compile-time constant: the other paths fold away
     # Init: the row geometry, and three UB buffers of ubSize bytes bound for the kernel's life.
     geometry = _geometry(t)
     buf_b = t.ubSize

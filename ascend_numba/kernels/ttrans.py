@@ -20,7 +20,7 @@ from .primitives import (
 )
 
 
-@jit
+@jit(always_inline=True)
 def _align_up(n, unit):
     return (n + unit - 1) // unit * unit
 
@@ -101,7 +101,7 @@ def _transpose_square(typingctx, dst, dst_off, dst_stride, src, src_off, src_str
     return sig, codegen
 
 
-@jit
+@jit(always_inline=True)
 def _blocked_transpose(tmp, ts, src, ss, rows, cols):
     """``tmp[j*ts + i] = src[i*ss + j]``: whole 32-byte square blocks in registers, the edges
     element by element (unsigned indices skip the negative-index test on every access)."""

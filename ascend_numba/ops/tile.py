@@ -54,7 +54,6 @@ class _TileProblem:
         except TooManyDims:
             self.plan = None
             return
-        self.path_id = self.plan.path_id
         self.gm_bytes = (math.prod(in_shape) + math.prod(self.shape)) * elem_bytes
 
     @functools.cached_property
@@ -62,7 +61,7 @@ class _TileProblem:
         # Built on first use: a traced or checked caller must not compile the plain launcher.
         plan = self.plan
         return tile_kernel.prepare(plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim,
-                                   plan.platform, gm_bytes=self.gm_bytes)
+                                   plan.platform, plan.key, gm_bytes=self.gm_bytes)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -123,7 +122,7 @@ def _run(arr: np.ndarray, problem: _TileProblem, out, trace: bool, checked: bool
     if not fresh and np.may_share_memory(src, out):
         src = src.copy()
     if problem.plan is not None and not (trace or checked):
-        problem.launch((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8), problem.path_id))
+        problem.launch((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)))
         return out
     traces = _tile_into(src.reshape(problem.padded), problem.multiples, out, problem.block_dim, problem.platform,
                         problem.path, trace, checked, fresh)
@@ -147,7 +146,7 @@ def _tile_into(src: np.ndarray, multiples: tuple, out: np.ndarray, block_dim: in
     info = {"path": plan.path, "split_by_mult": plan.split_by_mult, "merged_shape": plan.merged_shape,
             "merged_multiples": plan.merged_multiples} if trace else None
     result = tile_kernel.launch_prepared(
-        (src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8), plan.path_id), plan.tiling_array,
-        numpy_dtype(type(plan.tiling)), plan.block_dim, plat, trace=trace, checked=checked, trace_info=info,
+        (src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)), plan.tiling_array,
+        numpy_dtype(type(plan.tiling)), plan.block_dim, plat, plan.key, trace=trace, checked=checked, trace_info=info,
         scratch=(1,) if fresh else ())
     return [result] if trace else []
