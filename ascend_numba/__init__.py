@@ -10,7 +10,7 @@ from .host import (
     get_platform,
 )
 from .host.tile_plan import TilePlan, plan_tile
-from .kernels import Kernel, KernelCheckError, KernelError, kernel
+from .kernels import Kernel, KernelCheckError, KernelError, compile_messages, kernel
 from .errors import AclnnParamError, ParamDtypeError, ParamInvalidError, ParamNullptrError
 from .host.adamw_plan import plan_adamw
 from .memory import clear_output_pool, output_pool_info, output_pool_limit
@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 __all__ = [
     "__version__", "PRESETS", "Platform", "get_platform",
     "InvalidArgument", "InvalidType", "InvalidVal", "TilingError", "TilingKeyField", "UBPlanError",
-    "Kernel", "KernelError", "KernelCheckError", "kernel",
+    "Kernel", "KernelError", "KernelCheckError", "kernel", "compile_messages",
     "tile", "repeat", "plan_tile", "TilePlan", "staged_copy",
     "apply_adamw", "plan_adamw",
     "transpose2d", "convert_format", "ttrans_tmp_bytes", "TTransRuleError",

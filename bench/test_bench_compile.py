@@ -20,9 +20,10 @@ import pytest
 ADAMW = "apply_adamw:{mode}:dtype={dtype},variant={variant},amsgrad={ams},maximize={ams}"
 
 # (case, specs run in order in one process, the spec whose cost is measured (index), budget CPU s)
+TILE_PATHS = ("split_mult", "doubling", "build", "gather", "per_row")
 COLD = [
-    *[(f"tile {mode}", [f"tile:{mode}"], 0, budget) for mode, budget in
-      (("plain", 10), ("traced", 20), ("checked", 20))],
+    *[(f"tile {path} plain", [f"tile:plain:path={path}"], 0, 10) for path in TILE_PATHS],
+    *[(f"tile split_mult {mode}", [f"tile:{mode}:path=split_mult"], 0, 20) for mode in ("traced", "checked")],
     ("repeat after tile", ["tile:plain", "repeat:plain"], 1, 1),
     *[(f"apply_adamw {dtype} {variant} {'amsgrad+maximize' if ams else 'no key'} plain",
        [ADAMW.format(mode="plain", dtype=dtype, variant=variant, ams=ams)], 0, 8)

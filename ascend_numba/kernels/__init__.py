@@ -6,7 +6,7 @@ Kernel authors import from here::
 """
 
 from ..host.check import KernelCheckError
-from .launch import Kernel, KernelError, as_gm, kernel
+from .launch import Kernel, KernelError, as_gm, compile_messages, kernel
 from .primitives import (
     CheckedLane, Lane, TracedLane, add, adds, alloc_buffer, big_small_lane_range, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
     cast_f32_to_f16, contiguous_lane_range, data_copy, data_copy_pad, div, duplicate, gather, in_ub, mul, muls,
@@ -15,7 +15,7 @@ from .primitives import (
 from .ttrans import ttrans
 
 __all__ = [
-    "Kernel", "KernelError", "KernelCheckError", "as_gm", "kernel", "Lane", "TracedLane", "CheckedLane", "set_value",
+    "Kernel", "KernelError", "KernelCheckError", "as_gm", "kernel", "compile_messages", "Lane", "TracedLane", "CheckedLane", "set_value",
     "alloc_buffer", "reinterpret", "in_ub", "contiguous_lane_range", "big_small_lane_range",
     "data_copy", "data_copy_pad", "gather", "preload",
     "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
