@@ -27,6 +27,7 @@ __all__ = [
 
 MAX_DIMS = 8
 INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
 
 class TooManyDims(ValueError):
     """More than MAX_DIMS dims remain after merging: the device kernel cannot take the problem whole."""
@@ -267,6 +268,9 @@ def plan_tile_normalized(input_shape: tuple, multiples: tuple, elem_bytes: int, 
     ndim = len(multiples)
     padded = (1,) * (ndim - len(input_shape)) + tuple(input_shape)
     output_shape = tuple(s * m for s, m in zip(padded, multiples))
+    if _prod(output_shape) * elem_bytes > INT64_MAX:
+        raise ValueError(f"multiples {multiples} make an output of shape {output_shape}: "
+                         f"{_prod(output_shape) * elem_bytes} bytes, past what an array can hold")
     buffer_bytes = align_down(platform.ub_size // 3, platform.block_bytes)
     platform.check_ub_plan({"inQue": buffer_bytes, "outQue": buffer_bytes, "tmpBuf": buffer_bytes})
     buf_elems = buffer_bytes // elem_bytes
