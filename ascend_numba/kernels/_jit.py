@@ -124,10 +124,9 @@ class KernelDispatcher(CPUDispatcher):
 
     def add_overload(self, cres):
         if self.always_inline:
-            attr = "alwaysinline" if self.always_inline is True else "noinline"
             fn = cres.library._get_module_for_linking().get_function(cres.fndesc.llvm_func_name)
-            if attr not in str(fn.attributes):
-                fn.add_function_attribute(attr)
+            if "alwaysinline" not in str(fn.attributes):
+                fn.add_function_attribute("alwaysinline")
         super().add_overload(cres)
 
 

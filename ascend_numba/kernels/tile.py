@@ -90,7 +90,7 @@ def _geometry(t):
     return eb, inner_b, mult, inner_b * mult, t.totalOutputElems // (t.inputShape[t.numDims - 1] * mult)
 
 
-@jit(always_inline="never")
+@jit
 def _process_split_mult(ctx, x, y, t, geometry, in_q, out_q, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
     bb = ctx.block_bytes
@@ -129,7 +129,7 @@ def _process_split_mult(ctx, x, y, t, geometry, in_q, out_q, buf_b):
         item += m1 - m0
 
 
-@jit(always_inline="never")
+@jit
 def _process_doubling(ctx, x, y, t, geometry, out_q, buf_b):
     eb, inner_b, _, out_inner_b, outer = geometry
     limit = min(buf_b, out_inner_b)
@@ -157,7 +157,7 @@ def _process_doubling(ctx, x, y, t, geometry, out_q, buf_b):
         row += 1
 
 
-@jit(always_inline="never")
+@jit
 def _process_build(ctx, x, y, t, geometry, in_q, out_q, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
     rows_per_batch = max(1, buf_b // out_inner_b)
@@ -186,7 +186,7 @@ def _gather_words(ctx, out_q, in_q, slot_b, table, count, word):
         gather(ctx, out_q, in_q, table, slot_b, count)
 
 
-@jit(always_inline="never")
+@jit
 def _process_gather(ctx, x, y, t, geometry, in_q, out_q, tmp, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
     bb = ctx.block_bytes
@@ -266,7 +266,7 @@ def _copy_output_forward(ctx, y, src_b, dst_b, total_b, shift_b, ub, buf_b):
         done += n
 
 
-@jit(always_inline="never")
+@jit
 def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
     bb = ctx.block_bytes
