@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 import numpy as np
 
+from .benchtrack import DEFAULT_THRESHOLD, load_runs, plot, seed_table
+from .benchtrack import compare as compare_runs
 from .golden import CaseError, compare, default_cache_dir, load_cases, run_suite
 from .golden.cases import DTYPES
 from .golden.run import Interrupted, SchedulerError
@@ -108,6 +110,80 @@ def warmup(ops, modes, workers):
 
     run_warmup(specs, workers, report)
     click.echo(f"warmup: {len(specs)} specializations ready in {time.perf_counter() - start:.1f} s")
+
+
+@main.command("bench-compare")
+@click.option("--storage", default=".benchmarks", show_default=True, type=click.Path(path_type=Path),
+              help="pytest-benchmark storage holding the saved runs.")
+@click.option("--baseline", default=None, metavar="RUN",
+              help="Run number (e.g. 0003) or file name to compare with [default: the runs before the newest].")
+@click.option("--window", default=1, show_default=True, type=click.IntRange(1),
+              help="Without --baseline: how many runs before the new one form the baseline.")
+@click.option("--new", "newest", default=None, metavar="RUN", help="The run to check [default: the newest].")
+@click.option("--threshold", default=DEFAULT_THRESHOLD, show_default=True, type=click.FloatRange(0, 1),
+              help="A ratio falling by more than this fraction below the baseline's lowest is a regression.")
+@click.option("--all", "everything", is_flag=True, help="List every ratio, not only those that moved.")
+def bench_compare(storage, baseline, window, newest, threshold, everything):
+    """Compare the in-run ratios of a saved benchmark run with earlier ones; exit 1 when one fell
+    past the threshold."""
+    runs = load_runs(storage)
+    if len(runs) < 2 and baseline is None:
+        raise click.ClickException(f"{storage}: {len(runs)} saved run(s); make bench saves one per run, "
+                                   "two are needed to compare")
+    new = _pick_run(runs, newest, runs[-1] if runs else None)
+    earlier = runs[:runs.index(new)]
+    if baseline is not None:
+        base = [_pick_run(runs, baseline, None)]
+    elif earlier:
+        base = earlier[-window:]
+    else:
+        raise click.ClickException(f"no saved run before {new.label} to compare with")
+    result = compare_runs(base, new, threshold)
+    click.echo(result.table(everything))
+    sys.exit(1 if result.regressions else 0)
+
+
+@main.command("bench-report")
+@click.option("--storage", default=".benchmarks", show_default=True, type=click.Path(path_type=Path),
+              help="pytest-benchmark storage holding the saved runs.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Chart file (.png or .svg).")
+@click.option("--match", default="", help="Draw only ratios whose key contains this text (e.g. 'vs per_row').")
+def bench_report(storage, out, match):
+    """Draw every tracked ratio across the saved runs (x: run and commit) with matplotlib."""
+    runs = load_runs(storage)
+    if not runs:
+        raise click.ClickException(f"{storage}: no saved runs (make bench saves them)")
+    try:
+        keys = plot(runs, out, match)
+    except RuntimeError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"bench-report: {len(keys)} ratios over {len(runs)} runs -> {out}")
+
+
+@main.command("seed-table")
+@click.option("--platform", default="A2", show_default=True, help="Platform preset whose cost model to use.")
+def seed_table_command(platform):
+    """The seed's 24 measured AscendC Tile times (Atlas A2, blockDim 24) next to the trace cost
+    model's modelled times for the same cases: how far to trust a modelled speedup."""
+    rows = seed_table(platform)
+    click.echo(f"{'dtype':<8} {'case':<10} {'path':<10} {'measured us':>11} {'modelled us':>11} {'error':>7}")
+    for r in rows:
+        click.echo(f"{r['dtype']:<8} {r['case']:<10} {r['path']:<10} {r['measured_us']:>11.1f} "
+                   f"{r['modelled_us']:>11.1f} {r['error']:>+7.0%}")
+    errors = sorted(abs(r["error"]) for r in rows)
+    click.echo(f"|error|: median {errors[len(errors) // 2]:.0%}, max {errors[-1]:.0%} over {len(rows)} cases")
+
+
+def _pick_run(runs, wanted, default):
+    if wanted is None:
+        if default is None:
+            raise click.ClickException("no run to compare with")
+        return default
+    for run in runs:
+        if wanted in (run.number, run.path.name, run.path.stem):
+            return run
+    raise click.ClickException(f"no saved run {wanted!r}; runs: {', '.join(r.number for r in runs)}")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ than X).  Mark references with ``ref(benchmark, "name")``.
 from __future__ import annotations
 
 import contextlib
+import statistics
+import time
 
 import numba
 import numpy as np
@@ -53,6 +55,56 @@ def output_pool(enabled: bool):
 def ref(benchmark, name: str) -> None:
     """Mark this case as a reference of its group under ``name`` (numpy, torch, copy, per_row, ...)."""
     benchmark.extra_info["ref"] = name
+
+
+def record(benchmark, op: str, nbytes: int, traced=None, **facts) -> None:
+    """What tracking needs of an ascend_numba case: the op, the bytes it moves, facts such as
+    the Tile path, and, given ``traced`` (the same call with ``trace=True``, returning
+    ``(result, trace)``), the modelled device time: the busiest lane's modelled microseconds
+    under the platform's cost model (lanes run side by side on the device)."""
+    benchmark.extra_info.update(op=op, bytes=int(nbytes), **facts)
+    if traced is not None:
+        trace = traced()[1]
+        traces = trace if isinstance(trace, list) else [trace]
+        benchmark.extra_info["modelled_us"] = sum(float(t.modelled_ns().max()) for t in traces) / 1e3
+
+
+# Paired ratios: the case and each reference timed alternately, so both see the same machine
+# state.  Ratios of medians taken minutes apart moved by a median 10-34% (up to 2x) between
+# three runs of the same code here; see bench/README section in the top-level README.
+PAIRED_ROUNDS = 30
+PAIRED_SAMPLE_S = 0.002  # each timing repeats the call until it takes about this long
+
+
+def _calls_per_sample(fn) -> int:
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-7)
+    return max(1, int(PAIRED_SAMPLE_S / once))
+
+
+def paired(benchmark, fn, refs: dict, rounds: int = PAIRED_ROUNDS) -> None:
+    """Record ``extra_info["paired_ratios"]``: for each reference, median(reference time) /
+    median(case time) over ``rounds`` rounds, each round timing the case then every reference
+    (> 1: the case is faster)."""
+    calls = {name: _calls_per_sample(f) for name, f in [("", fn), *refs.items()]}
+    times = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, f in [("", fn), *refs.items()]:
+            start = time.perf_counter()
+            for _ in range(calls[name]):
+                f()
+            times[name].append((time.perf_counter() - start) / calls[name])
+    case = statistics.median(times[""])
+    benchmark.extra_info["paired_ratios"] = {name: statistics.median(times[name]) / case for name in refs}
+    benchmark.extra_info["paired_rounds"] = rounds
+
+
+def pytest_benchmark_update_json(config, benchmarks, output_json):
+    # Saved runs carry each case's in-run ratios against its group's references: what
+    # `ascend-numba bench-compare` and `bench-report` track (absolute times move with the machine).
+    from ascend_numba.benchtrack import add_ratios
+    add_ratios(output_json["benchmarks"])
 
 
 def pytest_terminal_summary(terminalreporter, config):

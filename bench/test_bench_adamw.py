@@ -9,7 +9,7 @@ import pytest
 import ascend_numba as an
 from ascend_numba.reference.adamw import apply_adamw_reference
 
-from conftest import HAVE_TORCH, parallel_copy, ref
+from conftest import HAVE_TORCH, paired, parallel_copy, record, ref
 
 SIZES = {"1M": 1 << 20, "16M": 1 << 24}
 DTYPES = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float16": np.float16}
@@ -47,6 +47,8 @@ def test_adamw(benchmark, size, dtype_name, case):
     traffic = 7 * var.nbytes  # reads var, m, v, grad; writes var, m, v
     if case == "ascend_numba":
         fn = lambda: an.apply_adamw(var, m, v, *SCALARS, grad)  # noqa: E731
+        record(benchmark, "apply_adamw", traffic,
+               lambda: an.apply_adamw(var.copy(), m.copy(), v.copy(), *SCALARS, grad, trace=True))
     elif case == "numpy formula":
         ref(benchmark, "numpy")
         fn = lambda: apply_adamw_reference(var, m, v, *SCALARS, grad)  # noqa: E731
@@ -64,3 +66,16 @@ def test_adamw(benchmark, size, dtype_name, case):
     fn()
     benchmark(fn)
     benchmark.extra_info["GBps"] = traffic / benchmark.stats.stats.median / 1e9
+    if case == "ascend_numba":
+        paired(benchmark, fn, _references(n, dtype_name, var, m, v, grad, traffic))
+
+
+def _references(n, dtype_name, var, m, v, grad, traffic):
+    src = np.empty(traffic // 2, np.uint8)
+    dst = np.empty_like(src)
+    refs = {"numpy": lambda: apply_adamw_reference(var, m, v, *SCALARS, grad),
+            "copy": lambda: parallel_copy(dst, src)}
+    if HAVE_TORCH:
+        refs["torch_fused"] = _torch_step(n, dtype_name, True)
+        refs["torch_foreach"] = _torch_step(n, dtype_name, False)
+    return refs

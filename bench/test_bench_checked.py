@@ -18,7 +18,7 @@ from ascend_numba.host.copy_plan import plan_copy
 from ascend_numba.kernels import alloc_buffer, big_small_lane_range, data_copy, kernel
 from ascend_numba.kernels.primitives import _copy_bytes
 
-from conftest import ref
+from conftest import record, ref
 from test_bench_tile import LARGE, SEED
 
 SHAPES = {**{f"{name} {dtype}": (shape, reps, dtype) for name, (shape, reps) in SEED.items()
@@ -33,6 +33,9 @@ def test_tile_checked_vs_unchecked(benchmark, name, checked):
     benchmark.group = f"checked tile {name} (path {an.plan_tile(shape, reps, x.itemsize).path})"
     if not checked:
         ref(benchmark, "unchecked")
+    else:
+        record(benchmark, "tile checked", x.nbytes * (1 + int(np.prod(reps))),
+               path=an.plan_tile(shape, reps, x.itemsize).path)
     expected = np.tile(x, reps)
     assert np.array_equal(an.tile(x, reps, checked=checked), expected)
     benchmark(lambda: an.tile(x, reps, checked=checked))
@@ -71,6 +74,8 @@ def test_hooks_cost_nothing_unchecked(benchmark, nbytes, variant):
     benchmark.group = f"hooks off: staged copy {nbytes >> 20} MB"
     if k is staged_copy_no_hooks:
         ref(benchmark, "no hooks")
+    else:
+        record(benchmark, "staged copy (hooks compiled out)", 2 * nbytes)
     k.launch(src, dst, tiling, block_dim=plat.aiv_num)
     assert np.array_equal(dst, src)
     benchmark(lambda: k.launch(src, dst, tiling, block_dim=plat.aiv_num))

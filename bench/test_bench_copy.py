@@ -5,7 +5,7 @@ import pytest
 
 from ascend_numba.ops.copy import staged_copy
 
-from conftest import ref
+from conftest import record, ref
 
 NBYTES = 256 << 20
 
@@ -21,6 +21,7 @@ def buffers():
 @pytest.mark.benchmark(group="copy 256MB")
 def test_staged_copy_48_lanes(benchmark, buffers):
     src, dst = buffers
+    record(benchmark, "staged_copy", 2 * NBYTES)
     benchmark(staged_copy, src, out=dst, block_dim=48)
     benchmark.extra_info["GBps"] = 2 * NBYTES / benchmark.stats.stats.median / 1e9
     assert np.array_equal(src, dst)

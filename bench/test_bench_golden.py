@@ -10,7 +10,7 @@ from ascend_numba.golden import REGISTRY, load_cases, run_suite
 from ascend_numba.golden.cases import DTYPES
 from ascend_numba.golden.store import output_file
 
-from conftest import ref
+from conftest import record, ref
 
 SUITE = Path(__file__).resolve().parents[1] / "examples" / "cases.yaml"
 
@@ -58,5 +58,7 @@ def test_demo_suite(benchmark, tmp_path, pipeline):
         def fn():
             return run_suite(cases, tmp_path / "an", cache_dir=None, progress=False, log=lambda line: None).bytes
     nbytes = fn()
+    if pipeline == "ascend-numba golden":
+        record(benchmark, "golden", nbytes)
     benchmark.pedantic(fn, rounds=3, iterations=1)
     benchmark.extra_info["GBps"] = nbytes / benchmark.stats.stats.median / 1e9

@@ -10,7 +10,7 @@ import pytest
 
 import ascend_numba as an
 
-from conftest import HAVE_TORCH, output_pool, parallel_copy, ref
+from conftest import HAVE_TORCH, output_pool, paired, parallel_copy, record, ref
 
 SEED = {
     "large_2D": ((1024, 1024), (2, 2)),
@@ -66,12 +66,25 @@ def _group_cases(group, x, reps, out, *, with_out=False):
     return cases
 
 
-def _bench(benchmark, name, fn, nbytes):
-    if name in ("np.tile", "torch.repeat", "parallel copy (same bytes)"):
-        ref(benchmark, name.split(" ")[0] if name.startswith("parallel") else name)
+def _ref_name(name):
+    return name.split(" ")[0] if name.startswith("parallel") else name
+
+
+REFERENCES = ("np.tile", "torch.repeat", "parallel copy (same bytes)")
+
+
+def _bench(benchmark, name, cases, nbytes, x, reps):
+    fn = cases[name]
+    if name in REFERENCES:
+        ref(benchmark, _ref_name(name))
+    else:
+        record(benchmark, "tile", nbytes, lambda: an.tile(x, reps, trace=True),
+               path=an.plan_tile(x.shape, reps, x.itemsize).path)
     with output_pool(not name.endswith("no pool")):
         fn()
         benchmark(fn)
+        if name == "ascend_numba.tile":
+            paired(benchmark, fn, {_ref_name(r): cases[r] for r in REFERENCES if r in cases})
     _record(benchmark, nbytes)
 
 
@@ -88,7 +101,7 @@ def test_seed_shapes(benchmark, name, dtype, case):
     cases = _group_cases(benchmark.group, x, reps, out)
     if case not in cases:
         pytest.skip("torch not installed")
-    _bench(benchmark, case, cases[case], _traffic(x, out))
+    _bench(benchmark, case, cases, _traffic(x, out), x, reps)
 
 
 @pytest.mark.parametrize("case", CASE_NAMES + ["ascend_numba.tile out=", "ascend_numba.tile no pool"])
@@ -100,7 +113,7 @@ def test_large(benchmark, name, case):
     cases = _group_cases(benchmark.group, x, reps, out, with_out=True)
     if case not in cases:
         pytest.skip("torch not installed")
-    _bench(benchmark, case, cases[case], _traffic(x, out))
+    _bench(benchmark, case, cases, _traffic(x, out), x, reps)
 
 
 @pytest.mark.parametrize("forced", ["auto", "per_row"])
@@ -114,7 +127,11 @@ def test_fast_path_vs_per_row(benchmark, path, forced):
     an.tile(x, reps, out=out, path=force)
     if forced == "per_row":
         ref(benchmark, "per_row")
-    benchmark.extra_info["path"] = path if force is None else "per_row"
+    record(benchmark, "tile", _traffic(x, out), lambda: an.tile(x, reps, path=force, trace=True),
+           path=path if force is None else "per_row")
     benchmark(lambda: an.tile(x, reps, out=out, path=force))
+    if force is None:
+        paired(benchmark, lambda: an.tile(x, reps, out=out), {"per_row": lambda: an.tile(x, reps, out=out,
+                                                                                         path="per_row")})
     _record(benchmark, _traffic(x, out))
     assert np.array_equal(out, np.tile(x, reps))

@@ -8,7 +8,7 @@ import pytest
 import ascend_numba as an
 from ascend_numba.reference import ttrans as R
 
-from conftest import HAVE_TORCH, output_pool, parallel_copy, ref
+from conftest import HAVE_TORCH, output_pool, paired, parallel_copy, record, ref
 
 TRANSPOSES = [((4096, 4096), "float32"), ((4096, 4096), "float16"), ((4096, 4096), "int8"),
               ((8192, 2048), "float32")]
@@ -22,6 +22,8 @@ def test_transpose2d(benchmark, shape, dtype, case):
     a = (np.arange(shape[0] * shape[1]) % 97).astype(dtype).reshape(shape)
     out = np.empty(shape[::-1], dtype)
     benchmark.group = f"transpose2d {shape[0]}x{shape[1]} {dtype}"
+    if case.startswith("ascend_numba"):
+        record(benchmark, "transpose2d", 2 * a.nbytes, lambda: an.transpose2d(a, trace=True))
     if case in ("ascend_numba", "ascend_numba no pool"):
         fn = lambda: an.transpose2d(a)  # noqa: E731
     elif case == "ascend_numba out=":
@@ -42,6 +44,13 @@ def test_transpose2d(benchmark, shape, dtype, case):
     with output_pool(case != "ascend_numba no pool"):
         fn()
         benchmark(fn)
+        if case == "ascend_numba":
+            refs = {"numpy": lambda: np.ascontiguousarray(a.T), "copy": lambda: parallel_copy(out, a)}
+            if HAVE_TORCH:
+                import torch
+                ta = torch.from_numpy(a)
+                refs["torch"] = lambda: ta.t().contiguous()
+            paired(benchmark, fn, refs)
     benchmark.extra_info["GBps"] = 2 * a.nbytes / benchmark.stats.stats.median / 1e9
 
 
@@ -58,7 +67,11 @@ def test_conversions(benchmark, conversion, case):
         fn = (lambda: R.nchw_to_nc1hwc0(x, 16)) if src == "NCHW" else (lambda: R.nc1hwc0_to_fractal_z(x, 16))
     else:
         fn = lambda: an.convert_format(x, src, dst)  # noqa: E731
+        record(benchmark, "convert_format", 2 * x.nbytes, lambda: an.convert_format(x, src, dst, trace=True))
     with output_pool(case != "ascend_numba no pool"):
         fn()
         benchmark(fn)
+        if case == "ascend_numba":
+            paired(benchmark, fn, {"numpy": (lambda: R.nchw_to_nc1hwc0(x, 16)) if src == "NCHW"
+                                   else (lambda: R.nc1hwc0_to_fractal_z(x, 16))})
     benchmark.extra_info["GBps"] = 2 * x.nbytes / benchmark.stats.stats.median / 1e9
