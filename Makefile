@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
 
-.PHONY: setup demo test bench bench-torch clean
+.PHONY: setup demo test bench bench-torch bench-compare bench-report warmup clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,27 @@ demo: setup
 test: setup
 	$(PY) -m pytest -q -n auto --dist loadfile
 
+# Each run is saved (.benchmarks/, with commit and machine) for bench-compare and bench-report.
 bench: setup
-	$(PY) -m pytest bench --benchmark-only --benchmark-columns=median,iqr,rounds --benchmark-sort=name -q
+	$(PY) -m pytest bench --benchmark-only --benchmark-columns=median,iqr,rounds --benchmark-sort=name -q \
+		--benchmark-autosave
+
+# The newest saved run against the WINDOW runs before it (or BASE=0003); non-zero when a tracked
+# ratio fell more than THRESHOLD below the baseline's lowest.
+WINDOW    ?= 3
+THRESHOLD ?= 0.15
+bench-compare: setup
+	$(VENV)/bin/ascend-numba bench-compare --window $(WINDOW) --threshold $(THRESHOLD) $(if $(BASE),--baseline $(BASE))
+
+# A chart of the tracked path speedups and op-vs-NumPy ratios across the saved runs.
+bench-report: setup
+	$(PY) -m pip install -q -e '.[report]'
+	$(VENV)/bin/ascend-numba bench-report --out bench-report.png --match 'vs per_row' --match 'vs numpy'
+	$(VENV)/bin/ascend-numba seed-table
+
+# Compile every kernel specialization ahead of time (a CI image, a container).
+warmup: setup
+	$(VENV)/bin/ascend-numba warmup --workers 2 --modes plain,traced,checked
 
 # Optional comparisons against PyTorch (CPU build, from the machine's wheel cache or PyPI).
 bench-torch: setup

@@ -169,17 +169,17 @@ def compare(base: Run | list[Run], new: Run, threshold: float = DEFAULT_THRESHOL
     return result
 
 
-def plot(runs: list[Run], out: str | Path, match: str = "") -> list[str]:
-    """Draw each tracked ratio whose key contains ``match`` across ``runs`` (x: run and commit)
-    to ``out`` (PNG or SVG, by suffix); returns the keys drawn.  Needs matplotlib
-    (``pip install 'ascend-numba[report]'``)."""
+def plot(runs: list[Run], out: str | Path, match: tuple[str, ...] = ()) -> list[str]:
+    """Draw each tracked ratio whose key contains one of ``match`` (every ratio when empty)
+    across ``runs`` (x: run and commit) to ``out`` (PNG or SVG, by suffix); returns the keys
+    drawn.  Needs matplotlib (``pip install 'ascend-numba[report]'``)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         raise RuntimeError("bench-report draws with matplotlib: pip install 'ascend-numba[report]'") from None
-    keys = sorted({k for r in runs for k in r.ratios if match in k})
+    keys = sorted({k for r in runs for k in r.ratios if not match or any(m in k for m in match)})
     fig, ax = plt.subplots(figsize=(11, 0.28 * len(keys) + 4))
     x = list(range(len(runs)))
     for key in keys:
@@ -187,7 +187,7 @@ def plot(runs: list[Run], out: str | Path, match: str = "") -> list[str]:
     ax.set_xticks(x, [r.label for r in runs], rotation=30, ha="right")
     ax.set_yscale("log")
     ax.set_ylabel("speed ratio within the run (x)")
-    ax.set_title(f"tracked ratios across saved runs{f' ({match})' if match else ''}")
+    ax.set_title("tracked in-run ratios across saved runs")
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))

@@ -148,7 +148,8 @@ def bench_compare(storage, baseline, window, newest, threshold, everything):
               help="pytest-benchmark storage holding the saved runs.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Chart file (.png or .svg).")
-@click.option("--match", default="", help="Draw only ratios whose key contains this text (e.g. 'vs per_row').")
+@click.option("--match", multiple=True, help="Draw only ratios whose key contains this text (repeatable; "
+                                             "e.g. --match 'vs per_row' --match 'vs numpy').")
 def bench_report(storage, out, match):
     """Draw every tracked ratio across the saved runs (x: run and commit) with matplotlib."""
     runs = load_runs(storage)
