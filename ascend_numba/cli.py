@@ -31,10 +31,12 @@ def main():
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1),
               help="Local processes running cases.")
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="Run cases on this Dask scheduler.")
+@click.option("--scheduler-timeout", default=30.0, show_default=True, type=click.FloatRange(0.1),
+              help="Seconds to reach --scheduler before giving up.")
 @click.option("--no-cache", is_flag=True, help="Compute every golden, neither reading nor filling the cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Golden cache location [default: $ASCEND_NUMBA_CACHE or ~/.cache/ascend_numba/golden].")
-def golden(cases, out_dir, workers, scheduler, no_cache, cache_dir):
+def golden(cases, out_dir, workers, scheduler, scheduler_timeout, no_cache, cache_dir):
     """Generate inputs and goldens for every case in CASES (YAML or JSON)."""
     try:
         suite = load_cases(cases)
@@ -48,7 +50,8 @@ def golden(cases, out_dir, workers, scheduler, no_cache, cache_dir):
             except OSError as e:
                 raise click.ClickException(f"{what} {path}: cannot create the directory ({e.strerror})") from None
     try:
-        summary = run_suite(suite, out_dir, cache_dir=cache, workers=workers, scheduler=scheduler)
+        summary = run_suite(suite, out_dir, cache_dir=cache, workers=workers, scheduler=scheduler,
+                            scheduler_timeout=scheduler_timeout)
     except (KeyboardInterrupt, Interrupted):
         click.echo("golden: stopped; the cases written so far are complete, no partial case was left", err=True)
         sys.exit(130)

@@ -209,6 +209,15 @@ def test_golden_reports_unusable_files_and_directories(tmp_path):
         assert result.exit_code == 1 and option in result.output and "Traceback" not in result.output
 
 
+def test_an_unreachable_scheduler_is_one_line(tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"cases": [dict(BASE, dtype="int8")]}))
+    result = CliRunner().invoke(cli, ["golden", str(good), "--out", str(tmp_path / "o"), "--scheduler",
+                                      "tcp://127.0.0.1:9", "--scheduler-timeout", "2"])
+    assert result.exit_code == 1 and "cannot reach the Dask scheduler" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_verify_rejects_partial_elements_and_size_mismatch(tmp_path):
     golden, actual = tmp_path / "g.bin", tmp_path / "a.bin"
     np.arange(4, dtype=np.float32).tofile(golden)

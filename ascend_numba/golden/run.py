@@ -78,7 +78,7 @@ class Summary:
 
 
 def _results(cases: list[Case], out_dir: str, cache_dir: str | None, workers: int,
-             scheduler: str | None) -> Iterable[CaseResult]:
+             scheduler: str | None, scheduler_timeout: float = 30) -> Iterable[CaseResult]:
     docs = [c.to_dict() for c in cases]
     if scheduler:
         try:
@@ -86,9 +86,9 @@ def _results(cases: list[Case], out_dir: str, cache_dir: str | None, workers: in
         except ImportError:
             raise RuntimeError("--scheduler needs dask.distributed: pip install 'ascend-numba[dask]'") from None
         try:
-            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT)
+            client = Client(scheduler, timeout=scheduler_timeout)
         except (OSError, TimeoutError, ValueError) as e:
-            raise SchedulerError(f"cannot reach the Dask scheduler at {scheduler!r} within {SCHEDULER_TIMEOUT} s: "
+            raise SchedulerError(f"cannot reach the Dask scheduler at {scheduler!r} within {scheduler_timeout} s: "
                                  f"{e}") from None
         with client:
             futures = [client.submit(run_case, d, out_dir, cache_dir, pure=False) for d in docs]
@@ -111,9 +111,6 @@ def _results(cases: list[Case], out_dir: str, cache_dir: str | None, workers: in
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-SCHEDULER_TIMEOUT = 30  # seconds to reach a --scheduler
 
 
 class SchedulerError(RuntimeError):
@@ -148,7 +145,8 @@ def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:
 
 
 def run_suite(cases: list[Case], out_dir: str | Path, *, cache_dir: str | Path | None, workers: int = 1,
-              scheduler: str | None = None, log: Callable[[str], None] | None = None,
+              scheduler: str | None = None, scheduler_timeout: float = 30,
+              log: Callable[[str], None] | None = None,
               progress: bool | None = None) -> Summary:
     """Run every case; a progress bar on a terminal, one log line per case otherwise."""
     if progress is None:
@@ -159,7 +157,7 @@ def run_suite(cases: list[Case], out_dir: str | Path, *, cache_dir: str | Path |
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _raise_interrupted)
     try:
-        return _run_suite(cases, out_dir, cache_dir, workers, scheduler, log, progress)
+        return _run_suite(cases, out_dir, cache_dir, workers, scheduler, scheduler_timeout, log, progress)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -167,7 +165,7 @@ def run_suite(cases: list[Case], out_dir: str | Path, *, cache_dir: str | Path |
         sweep_work_dirs(Path(out_dir), [c.name for c in cases])
 
 
-def _run_suite(cases, out_dir, cache_dir, workers, scheduler, log, progress) -> Summary:
+def _run_suite(cases, out_dir, cache_dir, workers, scheduler, scheduler_timeout, log, progress) -> Summary:
     start = time.perf_counter()
     total = hits = 0
     bar = None
@@ -176,7 +174,7 @@ def _run_suite(cases, out_dir, cache_dir, workers, scheduler, log, progress) -> 
         bar = tqdm(total=len(cases), unit="case", file=sys.stderr)
     try:
         for i, result in enumerate(_results(cases, str(out_dir), None if cache_dir is None else str(cache_dir),
-                                            workers, scheduler), start=1):
+                                            workers, scheduler, scheduler_timeout), start=1):
             total += result.bytes
             hits += result.cache_hit
             if bar is not None:
