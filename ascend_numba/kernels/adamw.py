@@ -19,6 +19,7 @@ import numpy as np
 
 from ..host.adamw_plan import AdamWKey
 from .half import bf16_to_f32, f16_to_f32
+from ._jit import jit
 from .launch import kernel
 from .primitives import (
     add, adds, alloc_buffer, big_small_lane_range, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
@@ -30,7 +31,13 @@ from .primitives import (
 COMPUTE_OPS = 16  # about the vector ops of one tile's Compute, over which the next tile is preloaded
 
 
-@kernel(tiling_key=AdamWKey)
+@jit(always_inline=True)
+def _as_f32(value):
+    return np.float32(value)
+
+
+# nrt=False: the body allocates nothing, so it needs no reference counts (see launch.kernel).
+@kernel(tiling_key=AdamWKey, nrt=False)
 def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v_out, t):
     # Constants injected per specialization (TilingKey fields and datatype).
     amsgrad = Amsgrad == 1  # noqa: F821
@@ -62,15 +69,15 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
 
     # Scalars (scalar unit): read from GM in the tensor type, then all derived values in fp32.
     one = np.float32(1.0)
-    s = np.empty(7, np.float32)
-    for k in range(7):
-        if DTYPE == 0:  # noqa: F821
-            s[k] = scalars[k]
-        elif DTYPE == 1:  # noqa: F821
-            s[k] = f16_to_f32(scalars[k])
-        else:
-            s[k] = bf16_to_f32(scalars[k])
-    beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon = s[0], s[1], s[2], s[3], s[4], s[5], s[6]
+    if DTYPE == 0:  # noqa: F821
+        widen = _as_f32
+    elif DTYPE == 1:  # noqa: F821
+        widen = f16_to_f32
+    else:
+        widen = bf16_to_f32
+    beta1_power, beta2_power = widen(scalars[0]), widen(scalars[1])
+    lr, weight_decay = widen(scalars[2]), widen(scalars[3])
+    beta1, beta2, epsilon = widen(scalars[4]), widen(scalars[5]), widen(scalars[6])
     decay = one - lr * weight_decay
     b1o = beta1_power * beta1
     b2o = beta2_power * beta2

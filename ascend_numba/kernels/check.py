@@ -75,7 +75,7 @@ def _is_ub(ctx, addr):
 
 # ---- UB: bounds, alignment, written-since-Init shadow -------------------------------------------
 
-@jit
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def _first_unwritten(ctx, start, n):
     """The first UB offset in ``[start, start + n)`` no primitive wrote since Init, or -1."""
     # A view of exactly the range, indexed from 0: the loop vectorizes.
@@ -92,7 +92,7 @@ def _first_unwritten(ctx, start, n):
     return -1
 
 
-@jit
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def _mark_written(ctx, start, n):
     shadow = carray(_voidptr(ctx.shadow_addr + start), n, np.uint8)
     epoch = np.uint8(ctx.epoch)
@@ -174,7 +174,7 @@ def _gm_range(ctx, prim, operand, addr, start, ext):
     return r, off
 
 
-@jit
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def _claim(ctx, prim, r, lo, n):
     """Lane ``block_idx`` writes GM bytes ``[lo, lo + n)`` of argument ``r``: no other lane may have."""
     nbytes = _region_field(ctx, r, REGION_BYTES)
@@ -189,7 +189,7 @@ def _claim(ctx, prim, r, lo, n):
     return _claim_bytes(ctx, prim, r, carray(address, hi - lo, np.uint16), np.uint16(ctx.block_idx + 1), lo)
 
 
-@jit(always_inline=True)
+@jit(always_inline=True, _nrt=True)  # builds carray views
 def _claim_bytes(ctx, prim, r, owner, me, lo):
     taken = False
     for i in range(owner.size):
@@ -274,7 +274,7 @@ def _check_vector(ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a_n,
     return True
 
 
-@jit
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def _check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, table_nbytes, itemsize, base, count):
     if _failed(ctx):
         return False

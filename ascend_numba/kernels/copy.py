@@ -6,7 +6,7 @@ from .launch import kernel
 from .primitives import alloc_buffer, big_small_lane_range, data_copy, data_copy_pad
 
 
-@kernel
+@kernel(nrt=False)
 def staged_copy(ctx, src, dst, tiling):
     start, end = big_small_lane_range(ctx, tiling.bigCores, tiling.smallBlocks, tiling.blockBytes,
                                       tiling.totalBytes)

@@ -88,15 +88,16 @@ def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
     return flat.view(raw) if raw is not None else flat
 
 
-def _specialized_body(func: Callable, consts: dict, tag: str, announce: str):
+def _specialized_body(func: Callable, consts: dict, tag: str, announce: str, nrt: bool):
     """``func`` compiled with ``consts`` injected as globals (compile-time constants), cached
-    under ``tag``; ``announce`` is printed (see :func:`compile_messages`) before a real compile."""
+    under ``tag``; ``announce`` is printed (see :func:`compile_messages`) before a real compile;
+    ``nrt``: Numba's reference-counted runtime, needed to allocate arrays in the body."""
     scope = dict(func.__globals__)
     scope.update(consts)
     clone = pytypes.FunctionType(func.__code__, scope, func.__name__, func.__defaults__, func.__closure__)
     clone.__qualname__ = func.__qualname__
     clone.__module__ = func.__module__
-    return dispatcher(clone, tag, on_miss=functools.partial(_announce_compile, announce))
+    return dispatcher(clone, tag, on_miss=functools.partial(_announce_compile, announce), _nrt=nrt)
 
 
 def _source_digest(func: Callable) -> str:
@@ -319,10 +320,11 @@ class Kernel:
     """A lane function plus its optional TilingKey schema; compiles one body per key, tiling
     layout and lane mode (plain, traced, checked)."""
 
-    def __init__(self, func: Callable, tiling_key: type | None = None):
+    def __init__(self, func: Callable, tiling_key: type | None = None, nrt: bool = True):
         if not callable(func):
             raise TypeError("kernel() expects a function")
         self.py_func = func
+        self.nrt = nrt
         self.key_schema = tiling_key_schema(tiling_key) if tiling_key is not None else None
         self._bodies: dict[tuple, KernelBody] = {}
         self._digest = _source_digest(func)
@@ -362,7 +364,7 @@ class Kernel:
             detail = ", ".join([*(f"{k}={getattr(v, '__name__', v)}" for k, v in constants.items()),
                                 *([mode] if mode != "plain" else [])])
             announce = f"{name} kernel" + (f" [{detail}]" if detail else "")
-            dispatcher_ = _specialized_body(self.py_func, constants, tag, announce)
+            dispatcher_ = _specialized_body(self.py_func, constants, tag, announce, self.nrt)
             found = self._bodies[cache_key] = KernelBody(dispatcher_, mode)
         return found
 
@@ -560,8 +562,12 @@ def _restore(kept: list):
             array.view(np.uint8)[written] = backup[written]
 
 
-def kernel(func: Callable | None = None, *, tiling_key: type | None = None):
-    """Decorate a lane function as a :class:`Kernel` (``@kernel`` or ``@kernel(tiling_key=Key)``)."""
+def kernel(func: Callable | None = None, *, tiling_key: type | None = None, nrt: bool = True):
+    """Decorate a lane function as a :class:`Kernel` (``@kernel`` or ``@kernel(tiling_key=Key)``).
+
+    ``nrt=False`` compiles the body without Numba's reference counting: faster where arrays
+    pass through many calls, for a body that allocates no array (``np.empty`` and the like
+    need it; UB comes from ``alloc_buffer``)."""
     if func is None:
-        return lambda f: Kernel(f, tiling_key)
-    return Kernel(func, tiling_key)
+        return lambda f: Kernel(f, tiling_key, nrt)
+    return Kernel(func, tiling_key, nrt)

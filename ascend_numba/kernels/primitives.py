@@ -338,7 +338,7 @@ def _ov_itemsize(dtype):
     return lambda dtype: size
 
 
-@jit
+@jit(_nrt=True)  # returns an array view (an array value needs the runtime)
 def alloc_buffer(ctx, count, dtype):
     """Bind ``count`` elements of ``dtype`` at the next block-aligned UB offset (TPipe::InitBuffer).
 
@@ -358,7 +358,7 @@ def alloc_buffer(ctx, count, dtype):
     return carray(_voidptr(ctx.ub_addr + top), count, dtype)
 
 
-@jit
+@jit(_nrt=True)  # returns an array view
 def reinterpret(tensor, dtype):
     """TRESHAPE: the same bytes, another element type (total bytes must divide evenly)."""
     return tensor.view(dtype)

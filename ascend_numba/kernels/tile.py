@@ -313,7 +313,7 @@ def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
         row += 1
 
 
-@kernel(tiling_key=TileKey)
+@kernel(tiling_key=TileKey, nrt=False)
 def tile_kernel(ctx, x, y, t):
     path = Path  # noqa: F821 - the TileKey field, a compile-time constant: the other paths fold away
     # Init: the row geometry, and three UB buffers of ubSize bytes bound for the kernel's life.

@@ -120,7 +120,7 @@ def _blocked_transpose(tmp, ts, src, ss, rows, cols):
             tmp[j * uts + i] = src[i * uss + j]
 
 
-@kernel
+@kernel(nrt=False)
 def transpose_kernel(ctx, x, y, t):
     """Blocks ``src[rows, cols] -> dst[cols, outRows]`` (see TransposeTilingData), tiled through UB."""
     itemsize = x.itemsize
@@ -157,7 +157,7 @@ def transpose_kernel(ctx, x, y, t):
         trace_work(ctx, 1)
 
 
-@kernel
+@kernel(nrt=False)
 def fractal_z_kernel(ctx, x, y, t):
     """[G, N, K, C0] -> [G*K, N1*N0, C0]: per (g, K chunk) gather the C0 blocks of every n, zero n >= N."""
     itemsize = x.itemsize
@@ -182,7 +182,7 @@ def fractal_z_kernel(ctx, x, y, t):
         task += 1
 
 
-@kernel
+@kernel(nrt=False)
 def fractal_z_3d_kernel(ctx, x, y, t):
     """[N, C, D, HW] -> [D*C1*HW, N1*N0, C0]: per (d, c1, HW chunk), each n's [C0, chunk] plane
     is transposed straight into its place in the output tile."""
