@@ -200,3 +200,14 @@ def test_preload_drops_hints_beyond_its_regions():
     assert state[STATE_PRELOAD_PENDING] == PRELOAD_REGIONS
     addresses = state[STATE_PRELOAD:STATE_PRELOAD + 3 * PRELOAD_REGIONS:3]
     assert list(addresses) == [x.ctypes.data + 4 * k for k in range(PRELOAD_REGIONS)]
+
+
+@kernel
+def _raises_on_lane_one(ctx, x):
+    if ctx.block_idx == 1:
+        raise ValueError("boom")
+
+
+def test_an_exception_in_a_lane_is_a_kernel_error_naming_the_lane():
+    with pytest.raises(KernelError, match="lane 1: the kernel raised an exception"):
+        _raises_on_lane_one.launch(np.zeros(4), block_dim=3)
