@@ -18,7 +18,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["add_ratios", "tracked_ratios", "modelled_ratios", "load_runs", "Run", "Comparison", "compare", "plot",
+__all__ = ["add_ratios", "tracked_ratios", "load_runs", "Run", "Comparison", "compare", "plot",
            "DEFAULT_THRESHOLD"]
 
 DEFAULT_THRESHOLD = 0.15
@@ -54,16 +54,6 @@ def tracked_ratios(run: dict) -> dict[str, float]:
     for b in run["benchmarks"]:
         info = b.get("extra_info", {})
         for ref, ratio in {**info.get("ratios", {}), **info.get("paired_ratios", {})}.items():
-            out[f"{b.get('group') or ''} | {_case_name(b)} vs {ref}"] = ratio
-    return out
-
-
-def modelled_ratios(run: dict) -> dict[str, float]:
-    """The run's modelled device ratios, keyed as :func:`tracked_ratios` (the cost model is
-    deterministic: these move only when a path's copies change)."""
-    out = {}
-    for b in run["benchmarks"]:
-        for ref, ratio in b.get("extra_info", {}).get("modelled_ratios", {}).items():
             out[f"{b.get('group') or ''} | {_case_name(b)} vs {ref}"] = ratio
     return out
 

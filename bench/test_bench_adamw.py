@@ -37,6 +37,11 @@ def _torch_step(n, dtype_name, fused):
     return opt.step
 
 
+# Each reference case by the name the ratio tables and tracking use.
+REFERENCES = {"numpy formula": "numpy", "parallel copy": "copy", "torch fused": "torch_fused",
+              "torch foreach": "torch_foreach"}
+
+
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("dtype_name", list(DTYPES))
 @pytest.mark.parametrize("size", list(SIZES))
@@ -45,32 +50,25 @@ def test_adamw(benchmark, size, dtype_name, case):
     benchmark.group = f"adamw {size} {dtype_name}"
     var, m, v, grad = _tensors(n, dtype)
     traffic = 7 * var.nbytes  # reads var, m, v, grad; writes var, m, v
+    refs = _references(n, dtype_name, var, m, v, grad, traffic)
     if case == "ascend_numba":
         fn = lambda: an.apply_adamw(var, m, v, *SCALARS, grad)  # noqa: E731
         record(benchmark, "apply_adamw", traffic,
                lambda: an.apply_adamw(var.copy(), m.copy(), v.copy(), *SCALARS, grad, trace=True))
-    elif case == "numpy formula":
-        ref(benchmark, "numpy")
-        fn = lambda: apply_adamw_reference(var, m, v, *SCALARS, grad)  # noqa: E731
-    elif case == "parallel copy":
-        ref(benchmark, "copy")
-        src = np.empty(traffic // 2, np.uint8)
-        dst = np.empty_like(src)
-        fn = lambda: parallel_copy(dst, src)  # noqa: E731
+    elif REFERENCES[case] in refs:
+        ref(benchmark, REFERENCES[case])
+        fn = refs[REFERENCES[case]]
     else:
-        if not HAVE_TORCH:
-            pytest.skip("torch not installed")
-        fused = case == "torch fused"
-        ref(benchmark, "torch_fused" if fused else "torch_foreach")
-        fn = _torch_step(n, dtype_name, fused)
+        pytest.skip("torch not installed")
     fn()
     benchmark(fn)
     benchmark.extra_info["GBps"] = traffic / benchmark.stats.stats.median / 1e9
     if case == "ascend_numba":
-        paired(benchmark, fn, _references(n, dtype_name, var, m, v, grad, traffic))
+        paired(benchmark, fn, refs)
 
 
 def _references(n, dtype_name, var, m, v, grad, traffic):
+    """What a user would run instead, by reference name (torch only when installed)."""
     src = np.empty(traffic // 2, np.uint8)
     dst = np.empty_like(src)
     refs = {"numpy": lambda: apply_adamw_reference(var, m, v, *SCALARS, grad),

@@ -16,40 +16,35 @@ CASES = ["ascend_numba", "ascend_numba no pool", "ascend_numba out=", "numpy", "
 # "no pool": a fresh result with the output pool off (page faults on every call, as NumPy pays).
 
 
+REFERENCES = {"numpy": "numpy", "parallel copy": "copy", "torch": "torch"}
+
+
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("shape, dtype", TRANSPOSES, ids=[f"{s[0]}x{s[1]}-{d}" for s, d in TRANSPOSES])
 def test_transpose2d(benchmark, shape, dtype, case):
     a = (np.arange(shape[0] * shape[1]) % 97).astype(dtype).reshape(shape)
     out = np.empty(shape[::-1], dtype)
     benchmark.group = f"transpose2d {shape[0]}x{shape[1]} {dtype}"
+    refs = {"numpy": lambda: np.ascontiguousarray(a.T), "copy": lambda: parallel_copy(out, a)}
+    if HAVE_TORCH:
+        import torch
+        ta = torch.from_numpy(a)
+        refs["torch"] = lambda: ta.t().contiguous()
     if case.startswith("ascend_numba"):
         record(benchmark, "transpose2d", 2 * a.nbytes, lambda: an.transpose2d(a, trace=True))
     if case in ("ascend_numba", "ascend_numba no pool"):
         fn = lambda: an.transpose2d(a)  # noqa: E731
     elif case == "ascend_numba out=":
         fn = lambda: an.transpose2d(a, out=out)  # noqa: E731
-    elif case == "numpy":
-        ref(benchmark, "numpy")
-        fn = lambda: np.ascontiguousarray(a.T)  # noqa: E731
-    elif case == "parallel copy":
-        ref(benchmark, "copy")
-        fn = lambda: parallel_copy(out, a)  # noqa: E731
+    elif REFERENCES[case] in refs:
+        ref(benchmark, REFERENCES[case])
+        fn = refs[REFERENCES[case]]
     else:
-        if not HAVE_TORCH:
-            pytest.skip("torch not installed")
-        import torch
-        ta = torch.from_numpy(a)
-        ref(benchmark, "torch")
-        fn = lambda: ta.t().contiguous()  # noqa: E731
+        pytest.skip("torch not installed")
     with output_pool(case != "ascend_numba no pool"):
         fn()
         benchmark(fn)
         if case == "ascend_numba":
-            refs = {"numpy": lambda: np.ascontiguousarray(a.T), "copy": lambda: parallel_copy(out, a)}
-            if HAVE_TORCH:
-                import torch
-                ta = torch.from_numpy(a)
-                refs["torch"] = lambda: ta.t().contiguous()
             paired(benchmark, fn, refs)
     benchmark.extra_info["GBps"] = 2 * a.nbytes / benchmark.stats.stats.median / 1e9
 
@@ -62,9 +57,10 @@ def test_conversions(benchmark, conversion, case):
     if src == "NC1HWC0":
         x = R.nchw_to_nc1hwc0(x, 16)
     benchmark.group = f"convert_format {conversion} {x.shape} float16"
+    numpy = (lambda: R.nchw_to_nc1hwc0(x, 16)) if src == "NCHW" else (lambda: R.nc1hwc0_to_fractal_z(x, 16))
     if case == "numpy":
         ref(benchmark, "numpy")
-        fn = (lambda: R.nchw_to_nc1hwc0(x, 16)) if src == "NCHW" else (lambda: R.nc1hwc0_to_fractal_z(x, 16))
+        fn = numpy
     else:
         fn = lambda: an.convert_format(x, src, dst)  # noqa: E731
         record(benchmark, "convert_format", 2 * x.nbytes, lambda: an.convert_format(x, src, dst, trace=True))
@@ -72,6 +68,5 @@ def test_conversions(benchmark, conversion, case):
         fn()
         benchmark(fn)
         if case == "ascend_numba":
-            paired(benchmark, fn, {"numpy": (lambda: R.nchw_to_nc1hwc0(x, 16)) if src == "NCHW"
-                                   else (lambda: R.nc1hwc0_to_fractal_z(x, 16))})
+            paired(benchmark, fn, {"numpy": numpy})
     benchmark.extra_info["GBps"] = 2 * x.nbytes / benchmark.stats.stats.median / 1e9

@@ -15,7 +15,7 @@ import numpy as np
 from ..ops.adamw import apply_adamw
 from ..ops.tile import repeat, tile
 from ..ops.ttrans import convert_format, transpose2d
-from ..host.ttrans_plan import CONVERSIONS, FORMAT_NDIM, conversion_output_shape
+from ..host.ttrans_plan import CONVERSIONS, FORMAT_NDIM, check_given_c0, conversion_output_shape, resolve_c0
 from ..reference import adamw as adamw_ref
 from ..reference import tile as tile_ref
 from ..reference import ttrans as ttrans_ref
@@ -141,13 +141,13 @@ def _repeat_out(shapes, attrs, itemsize):
 def _convert_out(shapes, attrs, itemsize):
     x = tuple(shapes["x"])
     c0 = attrs["c0"]
-    if c0 is not None:
+    try:
         if attrs["src"] in ("NCHW", "GNCHW", "NCDHW"):
-            allowed = {32 // itemsize, 4} if attrs["src"] != "NCDHW" else {32 // itemsize}
-            if c0 not in allowed:
-                raise ValueError("attrs.c0", f"must be one of {sorted(allowed)} for {itemsize}-byte elements, got {c0}")
-        elif c0 != x[-1]:
-            raise ValueError("attrs.c0", f"must equal the input's C0 dim {x[-1]}, got {c0}")
+            c0 = resolve_c0(c0, itemsize, allow_four=attrs["src"] != "NCDHW")
+        else:
+            check_given_c0(c0, x[-1])
+    except ValueError as e:
+        raise ValueError("attrs.c0", str(e)) from None
     if attrs["dst"] in ("NCHW", "GNCHW") and attrs["c"] is not None and attrs["c"] > x[-4] * x[-1]:
         raise ValueError("attrs.c", f"must be at most C1*C0 = {x[-4] * x[-1]}, got {attrs['c']}")
     return {"y": conversion_output_shape(x, itemsize, attrs["src"], attrs["dst"], c0=c0, n0=attrs["n0"],

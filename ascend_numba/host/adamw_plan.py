@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from .platform import MAX_CORES, Platform, UBPlanError
+from .platform import Platform, UBPlanError, check_block_dim
 from .split import big_small_split, ceil_div
 from .tiling import to_array
 from .tiling_key import TilingKeyField
@@ -106,8 +106,7 @@ def plan_adamw(total: int, dtype_name: str, variant: str, amsgrad: bool, maximiz
         raise ValueError(f"total must be a non-negative int, got {total!r}")
     if block_dim is None:
         block_dim = max(1, min(ceil_div(total, 1024), platform.aiv_num))
-    if isinstance(block_dim, bool) or not isinstance(block_dim, int) or not 1 <= block_dim <= MAX_CORES:
-        raise ValueError(f"block_dim must be an int in [1, {MAX_CORES}], got {block_dim!r}")
+    block_dim = check_block_dim(block_dim)
     io = 4 if dtype_name == "float32" else 2
     block_elems = platform.block_bytes // io
     per_elem = sum(adamw_ub_buffers(dtype_name, variant, amsgrad, 1).values())

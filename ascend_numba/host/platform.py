@@ -9,7 +9,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-__all__ = ["Platform", "PRESETS", "get_platform", "UBPlanError", "MAX_CORES", "MIN_UB_BYTES", "BLOCK_BYTES_RANGE"]
+import numpy as np
+
+__all__ = ["Platform", "PRESETS", "get_platform", "UBPlanError", "MAX_CORES", "MIN_UB_BYTES", "BLOCK_BYTES_RANGE",
+           "check_block_dim"]
 
 MAX_CORES = 65535  # block_dim is a uint16 on the device
 # The smallest UB every shipped kernel can tile into (Tile's three buffers, ApplyAdamW's
@@ -117,3 +120,13 @@ def get_platform(platform: "str | Platform" = "A2") -> Platform:
             return PRESETS[key]
         raise ValueError(f"unknown platform {platform!r}; presets are {sorted(PRESETS)}")
     raise TypeError(f"platform must be a preset name or a Platform, got {type(platform).__name__}")
+
+
+def check_block_dim(block_dim, default: int | None = None) -> int:
+    """``block_dim`` as an int in [1, MAX_CORES] (``default`` when None), else ValueError."""
+    if block_dim is None and default is not None:
+        return default
+    if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) \
+            or not 1 <= block_dim <= MAX_CORES:
+        raise ValueError(f"block_dim must be an int in [1, {MAX_CORES}], got {block_dim!r}")
+    return int(block_dim)

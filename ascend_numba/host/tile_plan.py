@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 from typing import Sequence
 
-from .platform import MAX_CORES, Platform, get_platform
+from .platform import Platform, check_block_dim, get_platform
 from .split import align_down, ceil_div
 from .tiling import int32, to_array
 from .tiling_key import TilingKeyField
@@ -340,8 +340,7 @@ def plan_tile(input_shape: Sequence[int], multiples: Sequence[int], elem_bytes: 
         raise ValueError(f"multiples must be non-negative, got {multiples}")
     if isinstance(elem_bytes, bool) or not isinstance(elem_bytes, int) or elem_bytes <= 0:
         raise ValueError(f"elem_bytes must be a positive int, got {elem_bytes!r}")
-    if isinstance(block_dim, bool) or not isinstance(block_dim, int) or not 1 <= block_dim <= MAX_CORES:
-        raise ValueError(f"block_dim must be an int in [1, {MAX_CORES}], got {block_dim!r}")
+    block_dim = check_block_dim(block_dim)
     if path is not None and not isinstance(path, str):
         raise TypeError(f"path must be a str or None, got {type(path).__name__}")
     return plan_tile_normalized(input_shape, multiples, elem_bytes, block_dim, plat, path)

@@ -9,6 +9,7 @@ so one kernel serves the 2-D transpose and the NCHW <-> NC1HWC0 families.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -18,7 +19,8 @@ from .platform import Platform
 from .split import align_down, align_up, ceil_div
 
 __all__ = [
-    "TTransRuleError", "CONVERSIONS", "A5_CONVERSIONS", "FORMAT_NDIM", "conversion_output_shape", "row_stride", "elem_per_block", "ttrans_tmp_bytes",
+    "TTransRuleError", "CONVERSIONS", "A5_CONVERSIONS", "FORMAT_NDIM", "conversion_output_shape", "resolve_c0",
+    "check_given_c0", "row_stride", "elem_per_block", "ttrans_tmp_bytes",
     "check_ttrans_dtype", "default_c0", "TransposeTilingData", "FractalZTilingData", "FractalZ3DTilingData",
     "plan_transpose_blocks", "plan_fractal_z", "plan_fractal_z_3d", "transpose_tile_paths",
 ]
@@ -133,6 +135,24 @@ def ttrans_tmp_bytes(shape, dtype, src: str = "ND", dst: str = "ND", *, c0: int 
     return (plane + max(plane, h * w * align_up(c0, rs))) * size
 
 
+def resolve_c0(c0, elem_bytes: int, *, allow_four: bool) -> int:
+    """The C0 of a conversion from NCHW/GNCHW (``allow_four``) or NCDHW: 32 / sizeof by default;
+    a given ``c0`` must be that (or 4 where allowed), else TTransRuleError."""
+    default = default_c0(elem_bytes)
+    if c0 is None:
+        return default
+    if c0 == default or (allow_four and c0 == 4):
+        return c0
+    raise TTransRuleError(f"C0 must be {default} for {elem_bytes}-byte elements" + (" (or 4)" if allow_four else "")
+                          + f", got {c0}")
+
+
+def check_given_c0(c0, actual: int) -> None:
+    """A ``c0`` given for an NC1HWC0 input must be its C0 dim."""
+    if c0 is not None and c0 != actual:
+        raise ValueError(f"c0={c0} does not match the input's C0 dim {actual}")
+
+
 def conversion_output_shape(shape: tuple, elem_bytes: int, src: str, dst: str, *, c0: int | None = None,
                             n0: int = 16, c: int | None = None) -> tuple:
     """The shape ``convert_format`` returns for an input of ``shape`` (formats as in CONVERSIONS)."""
@@ -145,10 +165,7 @@ def conversion_output_shape(shape: tuple, elem_bytes: int, src: str, dst: str, *
         return tuple(gn) + (c1 * cc0 if c is None else c, h, w)
     if dst == "FRACTAL_Z":
         *g, n, c1, h, w, cc0 = shape
-        groups = 1
-        for d in g:
-            groups *= d
-        return (groups * c1 * h * w, ceil_div(n, n0), n0, cc0)
+        return (math.prod(g) * c1 * h * w, ceil_div(n, n0), n0, cc0)
     n, ch, d, h, w = shape
     c0 = c0 or default_c0(elem_bytes)
     return (d * ceil_div(ch, c0) * h * w, ceil_div(n, n0), n0, c0)

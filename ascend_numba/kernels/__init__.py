@@ -15,7 +15,8 @@ from .primitives import (
 from .ttrans import ttrans
 
 __all__ = [
-    "Kernel", "KernelError", "KernelCheckError", "as_gm", "kernel", "compile_messages", "Lane", "TracedLane", "CheckedLane", "set_value",
+    "Kernel", "KernelError", "KernelCheckError", "as_gm", "kernel", "compile_messages", "Lane", "TracedLane",
+    "CheckedLane", "set_value",
     "alloc_buffer", "reinterpret", "in_ub", "contiguous_lane_range", "big_small_lane_range",
     "data_copy", "data_copy_pad", "gather", "preload",
     "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.launch import check_block_dim
+from ..host.platform import check_block_dim
 from ..memory import empty
 
-__all__ = ["as_input", "check_block_dim", "check_out", "empty"]
+__all__ = ["as_input", "check_block_dim", "check_out", "empty", "source_for"]
 
 
 def as_input(x) -> np.ndarray:
@@ -36,3 +36,12 @@ def check_out(out, shape: tuple, dtype: np.dtype) -> np.ndarray:
     if not out.flags.c_contiguous or not out.flags.writeable:
         raise ValueError("out must be C-contiguous and writeable")
     return out
+
+
+def source_for(arr: np.ndarray, out: np.ndarray, fresh: bool) -> np.ndarray:
+    """``arr`` C-contiguous for the kernel, copied when the caller's ``out`` overlaps it: the
+    result is computed from the input as it was, as NumPy does."""
+    src = np.ascontiguousarray(arr)
+    if not fresh and np.may_share_memory(src, out):
+        src = src.copy()
+    return src

@@ -11,7 +11,7 @@ from ..host.platform import get_platform
 from ..host.tile_plan import TooManyDims, normalize_repeat_reps, normalize_tile_reps, plan_tile_normalized
 from ..host.tiling import numpy_dtype
 from ..kernels.tile import tile_kernel
-from ._args import as_input, check_block_dim, check_out
+from ._args import as_input, check_block_dim, check_out, source_for
 
 __all__ = ["tile", "repeat"]
 
@@ -118,9 +118,7 @@ def _run(arr: np.ndarray, problem: _TileProblem, out, trace: bool, checked: bool
     out = check_out(out, problem.shape, arr.dtype)
     if out.size == 0:
         return (out, None) if trace else out
-    src = np.ascontiguousarray(arr)
-    if not fresh and np.may_share_memory(src, out):
-        src = src.copy()
+    src = source_for(arr, out, fresh)
     if problem.plan is not None and not (trace or checked):
         problem.launch((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)))
         return out

@@ -11,12 +11,13 @@ from ..host.platform import get_platform
 from ..host.split import ceil_div
 from ..host.tiling import numpy_dtype, to_array
 from ..host.ttrans_plan import (
-    A5_CONVERSIONS, CONVERSIONS, FORMAT_NDIM, TTransRuleError, check_a5_alignment, check_ttrans_dtype, default_c0,
+    A5_CONVERSIONS, CONVERSIONS, FORMAT_NDIM, TTransRuleError, check_a5_alignment, check_given_c0, check_ttrans_dtype,
+    conversion_output_shape, resolve_c0,
     plan_fractal_z, plan_fractal_z_3d, plan_transpose_blocks, ttrans_tmp_bytes,
 )
 from ..kernels.primitives import STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR
 from ..kernels.ttrans import fractal_z_3d_kernel, fractal_z_kernel, transpose_kernel
-from ._args import as_input, check_block_dim, check_out, empty
+from ._args import as_input, check_block_dim, check_out, empty, source_for
 
 __all__ = ["transpose2d", "convert_format", "ttrans_tmp_bytes", "TTransRuleError"]
 
@@ -65,10 +66,8 @@ def transpose2d(x, *, out=None, block_dim: int | None = None, platform="A2", tra
     result = None
     if arr.size:
         planned = _planned(plan_transpose_blocks, 1, 1, h, w, h, w, h, 0, 0, w, 0, 0, h, arr.itemsize, plat)
-        src = np.ascontiguousarray(arr)
-        if not fresh and np.may_share_memory(src, out):
-            src = src.copy()  # out overlaps x: the result is x.T of x as it was
-        result = _launch(transpose_kernel, src, out, planned, block_dim, plat, trace, checked, fresh)
+        result = _launch(transpose_kernel, source_for(arr, out, fresh), out, planned, block_dim, plat, trace,
+                         checked, fresh)
     return (out, result) if trace else out
 
 
@@ -107,43 +106,40 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
     shape = _shape(arr, src, FORMAT_NDIM[src])
     if src in ("NCHW", "GNCHW"):
         *gn, ch, h, w = shape
-        c0 = _c0(c0, size, allow_four=True)
+        c0 = resolve_c0(c0, size, allow_four=True)
         c1 = ceil_div(ch, c0)
         outer = math.prod(gn)
-        out_shape = tuple(gn) + (c1, h, w, c0)
         check_a5_alignment(plat, w * size, c0 * size)
         kernel = transpose_kernel
         plan = (plan_transpose_blocks, outer, c1, c0, h * w, ch, c1 * h * w, c0, ch * h * w, c0 * h * w, h * w,
                 c1 * h * w * c0, h * w * c0, c0, size, plat)
     elif dst in ("NCHW", "GNCHW"):
         *gn, c1, h, w, cc0 = shape
-        _check_given_c0(c0, cc0)
+        check_given_c0(c0, cc0)
         ch = c1 * cc0 if c is None else c
         if ch > c1 * cc0:
             raise ValueError(f"c must be in 1..{c1 * cc0} (C1*C0 of the input), got {c}")
         outer = math.prod(gn)
-        out_shape = tuple(gn) + (ch, h, w)
         kernel = transpose_kernel
         plan = (plan_transpose_blocks, outer, c1, h * w, cc0, c1 * h * w, ch, h * w, c1 * h * w * cc0, h * w * cc0,
                 cc0, ch * h * w, cc0 * h * w, h * w, size, plat)
     elif dst == "FRACTAL_Z":
         *g, n, c1, h, w, cc0 = shape
-        _check_given_c0(c0, cc0)
+        check_given_c0(c0, cc0)
         if cc0 * size != plat.block_bytes:
             raise TTransRuleError(f"FRACTAL_Z needs C0 * sizeof = {plat.block_bytes} bytes, got C0={cc0}")
         groups = math.prod(g)
         n_padded = ceil_div(n, n0) * n0
-        out_shape = (groups * c1 * h * w, n_padded // n0, n0, cc0)
         kernel = fractal_z_kernel
         plan = (plan_fractal_z, groups, n, c1 * h * w, cc0, n_padded, size, plat)
     else:  # NCDHW -> FRACTAL_Z_3D
         n, ch, d, h, w = shape
-        c0 = _c0(c0, size, allow_four=False)
+        c0 = resolve_c0(c0, size, allow_four=False)
         c1 = ceil_div(ch, c0)
         n_padded = ceil_div(n, n0) * n0
-        out_shape = (d * c1 * h * w, n_padded // n0, n0, c0)
         kernel = fractal_z_3d_kernel
         plan = (plan_fractal_z_3d, n, ch, d, h * w, c0, n_padded, size, plat)
+    out_shape = conversion_output_shape(shape, size, src, dst, c0=c0, n0=n0, c=c)
     if arr.size == 0 or math.prod(out_shape) == 0:
         nothing = np.zeros(out_shape, arr.dtype)  # every element is padding, or there is none
         return (nothing, None) if trace else nothing
@@ -158,18 +154,3 @@ def _positive_int(name: str, value) -> int:
     if value <= 0:
         raise ValueError(f"{name} must be positive, got {value}")
     return int(value)
-
-
-def _c0(c0, size: int, *, allow_four: bool) -> int:
-    default = default_c0(size)
-    if c0 is None:
-        return default
-    if c0 == default or (allow_four and c0 == 4):
-        return c0
-    raise TTransRuleError(f"C0 must be {default} for {size}-byte elements" + (" (or 4)" if allow_four else "")
-                          + f", got {c0}")
-
-
-def _check_given_c0(c0, actual: int) -> None:
-    if c0 is not None and c0 != actual:
-        raise ValueError(f"c0={c0} does not match the input's C0 dim {actual}")
