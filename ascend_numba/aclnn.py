@@ -11,13 +11,13 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-import ml_dtypes
 import numpy as np
 
+from .dtypes import DEVICE_DTYPES
 from .errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclnnParamError
-from .host.tile_plan import INT32_MAX, MAX_DIMS
-from .ops.adamw import SCALAR_NAMES, apply_adamw, check_adamw_aliasing, check_adamw_args
-from .ops.tile import repeat as _repeat
+from .ops.adamw.api import SCALAR_NAMES, apply_adamw, check_adamw_aliasing, check_adamw_args
+from .ops.tile.api import repeat as _repeat
+from .ops.tile.plan import INT32_MAX, MAX_DIMS
 
 __all__ = [
     "ACLNN_SUCCESS", "ACLNN_ERR_PARAM_NULLPTR", "ACLNN_ERR_PARAM_INVALID",
@@ -28,9 +28,7 @@ __all__ = [
 
 ACLNN_SUCCESS = 0
 
-REPEAT_DTYPES = frozenset(np.dtype(d) for d in (
-    np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.int16, np.int32, np.int64,
-    np.uint8, np.uint16, np.uint32, np.uint64, np.bool_, np.complex64, np.complex128))
+REPEAT_DTYPES = frozenset(DEVICE_DTYPES.values())
 
 _recent = threading.local()
 

@@ -187,13 +187,8 @@ def plot(runs: list[Run], out: str | Path, match: tuple[str, ...] = ()) -> list[
     return keys
 
 
-# Seed 000 §5.1: the AscendC Tile kernel measured on Atlas A2, blockDim 24 (warmup 50, repeat 200), in us.
-SEED_SHAPES = {
-    "large_2D": ((1024, 1024), (2, 2)),
-    "large_3D": ((256, 256, 4), (2, 2, 2)),
-    "broadcast": ((1, 1024), (1024, 1)),
-    "1D_repeat": ((128,), (8192,)),
-}
+# Seed 000 §5.1: the AscendC Tile kernel measured on Atlas A2, blockDim 24 (warmup 50, repeat 200), in us,
+# by dtype, in the order of ascend_numba.ops.tile.SEED_CASES (large_2D, large_3D, broadcast, 1D_repeat).
 SEED_MEASURED_US = {
     "float32": (16.8, 19.4, 7.9, 7.9),
     "float16": (12.1, 18.9, 7.9, 7.9),
@@ -210,13 +205,14 @@ def seed_table(platform="A2", block_dim: int = 24) -> list[dict]:
     The model's parameters are the platform's, not fitted to this table (see the README)."""
     import numpy as np
 
-    from .ops.tile import tile
+    from .ops.tile import SEED_CASES, tile
 
     rows = []
     for dtype, measured in SEED_MEASURED_US.items():
-        for (case, (shape, reps)), us in zip(SEED_SHAPES.items(), measured):
-            x = np.zeros(shape, dtype)
-            _, trace = tile(x, reps, block_dim=block_dim, platform=platform, trace=True)
+        for seed_case, us in zip(SEED_CASES, measured):
+            case = seed_case.name
+            x = np.zeros(seed_case.shapes["x"], dtype)
+            _, trace = tile(x, seed_case.attrs["reps"], block_dim=block_dim, platform=platform, trace=True)
             modelled = float(trace.modelled_ns().max()) / 1e3
             rows.append({"dtype": dtype, "case": case, "path": trace.info["path"], "measured_us": us,
                          "modelled_us": modelled, "error": modelled / us - 1})

@@ -30,18 +30,13 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .config import ALIGNED_RESULT_BYTES, MIN_POOLED_BYTES
+
 __all__ = ["empty", "output_pool_limit", "output_pool_info", "clear_output_pool", "poison_outputs",
            "MIN_POOLED_BYTES", "parse_size"]
 
-# Below this glibc's malloc keeps freed memory in its heap (its mmap threshold grows up to 32 MB),
-# so pages come back warm anyway and a lease would only add its ~10 us.
-MIN_POOLED_BYTES = 32 << 20
 _SIZE_CLASS = 1 << 16
 _ALIGN = 64  # a cache line
-# Results from here on start on a cache line.  Kernels stream only in launches of 32 MB of
-# tensors (launch.STREAM_BYTES), where every result is past 4 MB; below, the ~2 us that aligning
-# costs would show on calls that take tens of microseconds.
-_ALIGNED_BYTES = 4 << 20
 
 _lock = threading.RLock()
 _idle: "OrderedDict[int, list[np.ndarray]]" = OrderedDict()  # size class -> idle slabs, LRU order
@@ -98,7 +93,7 @@ def empty(shape, dtype) -> np.ndarray:
         if slab is None:
             slab = _aligned(size)
         out = np.asarray(_Lease(slab, nbytes)).view(dtype).reshape(shape)
-    elif nbytes >= _ALIGNED_BYTES:
+    elif nbytes >= ALIGNED_RESULT_BYTES:
         out = _aligned(nbytes).view(dtype).reshape(shape)
     else:
         out = np.empty(shape, dtype)

@@ -10,57 +10,35 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable
 
-import ml_dtypes
 import numpy as np
+
+from .dtypes import dtype_by_name
+from .ops import REGISTRY
 
 __all__ = ["OPS", "MODES", "Specialization", "specializations", "warm", "warmup", "measure"]
 
-OPS = ("tile", "repeat", "apply_adamw", "transpose2d", "convert_format")
+OPS = tuple(REGISTRY)
 MODES = ("plain", "traced", "checked")
-
-_ADAMW_DTYPES = (np.float32, np.float16, ml_dtypes.bfloat16)
-_UINTS = (np.uint8, np.uint16, np.uint32, np.uint64)
-# One input per conversion; C0 is the default for the element width, N0 = 16.
-_CONVERSIONS = {
-    ("NCHW", "NC1HWC0"): lambda c0: (1, 4, 2, 2),
-    ("NC1HWC0", "NCHW"): lambda c0: (1, 1, 2, 2, c0),
-    ("GNCHW", "GNC1HWC0"): lambda c0: (1, 1, 4, 2, 2),
-    ("GNC1HWC0", "GNCHW"): lambda c0: (1, 1, 1, 2, 2, c0),
-    ("NC1HWC0", "FRACTAL_Z"): lambda c0: (2, 1, 2, 2, c0),
-    ("GNC1HWC0", "FRACTAL_Z"): lambda c0: (1, 2, 1, 2, 2, c0),
-    ("NCDHW", "FRACTAL_Z_3D"): lambda c0: (2, 4, 1, 2, 2),
-}
-
-
-# A small problem each Tile path can run (the path is a compile-time key of the Tile kernel).
-_TILE_PATHS = {
-    "split_mult": ((4, 8), (1, 2), np.uint8),
-    "doubling": ((64, 8), (1, 4), np.float32),
-    "build": ((64, 48), (2, 3), np.float16),
-    "gather": ((64, 3), (1, 4), np.float32),
-    "per_row": ((64, 3), (1, 4), np.float32),
-}
 
 
 @dataclass(frozen=True)
 class Specialization:
-    """One compiled specialization, named by the op call that needs it."""
+    """One compiled specialization, named by the op and its warmup case (see
+    :attr:`ascend_numba.ops.OpEntry.warmup_cases`) that needs it."""
 
     op: str
     mode: str
-    params: tuple = field(default=())
+    case: str
 
     def __str__(self) -> str:
-        detail = " ".join(f"{k}={getattr(v, '__name__', v)}" for k, v in self.params)
-        return f"{self.op} {detail}{' ' if detail else ''}({self.mode})"
+        return f"{self.op} {self.case} ({self.mode})"
 
 
 def specializations(ops: Iterable[str] = OPS, modes: Iterable[str] = ("plain",)) -> list[Specialization]:
-    """Every specialization the given ops can need in the given modes.  ``repeat`` runs the
-    Tile kernel (one per path, for every dtype), so it adds nothing beside ``tile``."""
+    """Every specialization the given ops can need in the given modes."""
     ops, modes = list(ops), list(modes)
     for name in ops:
         if name not in OPS:
@@ -68,49 +46,21 @@ def specializations(ops: Iterable[str] = OPS, modes: Iterable[str] = ("plain",))
     for mode in modes:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
-    specs = []
-    for mode in modes:
-        if "tile" in ops or "repeat" in ops:
-            specs += [Specialization("tile", mode, (("path", path),)) for path in _TILE_PATHS]
-        if "apply_adamw" in ops:
-            for dtype in _ADAMW_DTYPES:
-                for variant in ("seed", "a2"):
-                    for amsgrad in (False, True):
-                        for maximize in (False, True):
-                            specs.append(Specialization("apply_adamw", mode, (
-                                ("dtype", dtype), ("variant", variant), ("amsgrad", amsgrad), ("maximize", maximize))))
-        if "transpose2d" in ops:
-            specs += [Specialization("transpose2d", mode, (("dtype", u),)) for u in _UINTS]
-        if "convert_format" in ops:
-            specs += [Specialization("convert_format", mode, (("src", src), ("dst", dst), ("dtype", u)))
-                      for (src, dst) in _CONVERSIONS for u in _UINTS[:3]]
-    return specs
+    return [Specialization(op, mode, case.name) for mode in modes for op in ops
+            for case in REGISTRY[op].warmup_cases]
 
 
 def warm(spec: Specialization) -> float:
-    """Run ``spec``'s op once on a tiny input (compiling it, or loading it from the cache);
+    """Run ``spec``'s op once on its tiny input (compiling it, or loading it from the cache);
     returns the wall seconds it took."""
-    import ascend_numba as an
-
+    entry = REGISTRY[spec.op]
+    cases = {c.name: c for c in entry.warmup_cases}
+    if spec.case not in cases:
+        raise ValueError(f"{spec.op} has no warmup case {spec.case!r}; cases: {', '.join(cases)}")
+    case = cases[spec.case]
+    inputs = {name: np.zeros(shape, dtype_by_name(case.dtype)) for name, shape in case.shapes.items()}
     start = time.perf_counter()
-    p = dict(spec.params)
-    mode = {"trace": spec.mode == "traced", "checked": spec.mode == "checked"}
-    if spec.op == "tile":
-        shape, reps, dtype = _TILE_PATHS[p.get("path", "split_mult")]
-        an.tile(np.zeros(shape, dtype), reps, path=p.get("path"), **mode)
-    elif spec.op == "repeat":
-        an.repeat(np.zeros((4, 8), np.uint8), (1, 1, 2), **mode)
-    elif spec.op == "apply_adamw":
-        var, m, v, grad = (np.full(64, 0.5, p["dtype"]) for _ in range(4))
-        mgn = np.full(64, 0.5, p["dtype"]) if p["amsgrad"] else None
-        an.apply_adamw(var, m, v, 0.9, 0.99, 1e-3, 0.01, 0.9, 0.99, 1e-8, grad, mgn, amsgrad=p["amsgrad"],
-                       maximize=p["maximize"], variant=p["variant"], **mode)
-    elif spec.op == "transpose2d":
-        an.transpose2d(np.zeros((8, 8), p["dtype"]), **mode)
-    else:
-        c0 = 32 // np.dtype(p["dtype"]).itemsize
-        shape = _CONVERSIONS[(p["src"], p["dst"])](c0)
-        an.convert_format(np.zeros(shape, p["dtype"]), p["src"], p["dst"], **mode)
+    entry.run(inputs, case.attrs, trace=spec.mode == "traced", checked=spec.mode == "checked")
     return time.perf_counter() - start
 
 
@@ -174,21 +124,11 @@ def warmup(specs: list[Specialization], workers: int = 1,
 
 
 def _main(argv: list[str]) -> None:
-    """``python -m ascend_numba.warmup OP:MODE[:key=value,...] ...``: :func:`measure` the
-    specializations, in order, in this process; prints one JSON row per specialization."""
+    """``python -m ascend_numba.warmup OP:MODE:CASE ...``: :func:`measure` the specializations,
+    in order, in this process; prints one JSON row per specialization."""
     import json
 
-    specs = []
-    for arg in argv:
-        op, mode, *rest = arg.split(":")
-        params = []
-        for item in (rest[0].split(",") if rest and rest[0] else []):
-            key, value = item.split("=")
-            parsed = {"True": True, "False": False}.get(value, value)
-            if key == "dtype":
-                parsed = np.dtype(value).type if value != "bfloat16" else ml_dtypes.bfloat16
-            params.append((key, parsed))
-        specs.append(Specialization(op, mode, tuple(params)))
+    specs = [Specialization(*arg.split(":", 2)) for arg in argv]
     for row in measure(specs):
         print(json.dumps(row), flush=True)
 

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import ascend_numba as an
-from ascend_numba.host.copy_plan import plan_copy
+from ascend_numba.ops.copy.plan import plan_copy
 from ascend_numba.kernels import alloc_buffer, big_small_lane_range, data_copy, kernel
-from ascend_numba.kernels.primitives import _copy_bytes
+from ascend_numba.kernels.primitives import copy_bytes
 
 from conftest import record, ref
 from test_bench_tile import LARGE, SEED
@@ -59,8 +59,8 @@ def staged_copy_no_hooks(ctx, src, dst, tiling):
     buf = alloc_buffer(ctx, tiling.bufBytes, np.uint8)
     for pos in range(start, end, tiling.bufBytes):
         n = min(tiling.bufBytes, end - pos)
-        _copy_bytes(buf, 0, src, pos, n)
-        _copy_bytes(dst, pos, buf, 0, n)
+        copy_bytes(buf, 0, src, pos, n)
+        copy_bytes(dst, pos, buf, 0, n)
 
 
 @pytest.mark.parametrize("nbytes", [1 << 20, 256 << 20], ids=["1MB", "256MB"])

@@ -17,28 +17,32 @@ import tempfile
 
 import pytest
 
-ADAMW = "apply_adamw:{mode}:dtype={dtype},variant={variant},amsgrad={ams},maximize={ams}"
+ADAMW = "apply_adamw:{mode}:{variant}-a{ams:d}m{ams:d}-{dtype}"
 
-# (case, specs run in order in one process, the spec whose cost is measured (index), budget CPU s)
+# (case, specs run in order in one process, the spec whose cost is measured (index), budget CPU s);
+# a spec is OP:MODE:CASE, CASE one of the op's warmup cases (ascend_numba/ops/<op>/__init__.py).
 TILE_PATHS = ("split_mult", "doubling", "build", "gather", "per_row")
+CONVERSIONS = (("NCHW", "NC1HWC0"), ("NC1HWC0", "NCHW"), ("GNCHW", "GNC1HWC0"), ("GNC1HWC0", "GNCHW"),
+               ("NC1HWC0", "FRACTAL_Z"), ("GNC1HWC0", "FRACTAL_Z"), ("NCDHW", "FRACTAL_Z_3D"))
+# TTRANS runs on unsigned views: each dtype's kernel is its width's.
+WIDTH = {"uint8": "uint8", "float16": "uint16", "float32": "uint32", "float64": "uint64"}
 COLD = [
-    *[(f"tile {path} plain", [f"tile:plain:path={path}"], 0, 10) for path in TILE_PATHS],
-    *[(f"tile split_mult {mode}", [f"tile:{mode}:path=split_mult"], 0, 20) for mode in ("traced", "checked")],
-    ("repeat after tile", ["tile:plain", "repeat:plain"], 1, 1),
+    *[(f"tile {path} plain", [f"tile:plain:{path}"], 0, 10) for path in TILE_PATHS],
+    *[(f"tile split_mult {mode}", [f"tile:{mode}:split_mult"], 0, 20) for mode in ("traced", "checked")],
+    ("repeat after tile", ["tile:plain:split_mult", "repeat:plain:leading_dims"], 1, 1),
     *[(f"apply_adamw {dtype} {variant} {'amsgrad+maximize' if ams else 'no key'} plain",
        [ADAMW.format(mode="plain", dtype=dtype, variant=variant, ams=ams)], 0, 8)
       for dtype, variant, ams in (("float32", "seed", False), ("float16", "seed", True), ("bfloat16", "a2", False))],
     *[(f"apply_adamw float32 seed no key {mode}",
        [ADAMW.format(mode=mode, dtype="float32", variant="seed", ams=False)], 0, 16) for mode in ("traced", "checked")],
-    *[(f"transpose2d {dtype} plain", [f"transpose2d:plain:dtype={dtype}"], 0, 5)
-      for dtype in ("uint8", "float16", "float32", "float64")],
-    *[(f"transpose2d float32 {mode}", [f"transpose2d:{mode}:dtype=float32"], 0, 10) for mode in ("traced", "checked")],
-    *[(f"convert_format {src}->{dst} plain", [f"convert_format:plain:src={src},dst={dst},dtype=float16"], 0, 5)
-      for src, dst in (("NCHW", "NC1HWC0"), ("NC1HWC0", "NCHW"), ("GNCHW", "GNC1HWC0"), ("GNC1HWC0", "GNCHW"),
-                       ("NC1HWC0", "FRACTAL_Z"), ("GNC1HWC0", "FRACTAL_Z"), ("NCDHW", "FRACTAL_Z_3D"))],
+    *[(f"transpose2d {dtype} plain", [f"transpose2d:plain:{WIDTH[dtype]}"], 0, 5) for dtype in WIDTH],
+    *[(f"transpose2d float32 {mode}", [f"transpose2d:{mode}:uint32"], 0, 10) for mode in ("traced", "checked")],
+    *[(f"convert_format {src}->{dst} plain", [f"convert_format:plain:{src}->{dst}-uint16"], 0, 5)
+      for src, dst in CONVERSIONS],
 ]
-EVERY_OP = ["tile:plain", "repeat:plain", ADAMW.format(mode="plain", dtype="float32", variant="seed", ams=False),
-            "transpose2d:plain:dtype=float32", "convert_format:plain:src=NCHW,dst=NC1HWC0,dtype=float16"]
+EVERY_OP = ["tile:plain:split_mult", "repeat:plain:leading_dims",
+            ADAMW.format(mode="plain", dtype="float32", variant="seed", ams=False), "transpose2d:plain:uint32",
+            "convert_format:plain:NCHW->NC1HWC0-uint16"]
 
 
 def _run(specs: list[str], cache_dir: str) -> list[dict]:

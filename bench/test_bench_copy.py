@@ -3,11 +3,13 @@
 import numpy as np
 import pytest
 
+from ascend_numba.ops import REGISTRY
 from ascend_numba.ops.copy import staged_copy
 
 from conftest import record, ref
 
-NBYTES = 256 << 20
+(CASE,) = REGISTRY["staged_copy"].bench_cases["copy 256MB"]
+NBYTES = CASE.shapes["x"][0]
 
 
 @pytest.fixture(scope="module")

@@ -2,35 +2,25 @@
 
 Groups: the seed's four shapes x six dtypes; big_2D and small_inner fresh (output
 pool on, the default), fresh with the pool off ("no pool") and into a preallocated
-``out``; each fast path against forced PerRow on a shape that picks it.  Read the ratio table printed at the end of the run.
+``out``; each fast path against forced PerRow on a shape that picks it.  Read the ratio table
+printed at the end of the run.
 """
 
 import numpy as np
 import pytest
 
 import ascend_numba as an
+from ascend_numba.ops import REGISTRY
+from ascend_numba.ops.tile import SEED_DTYPES
 
 from conftest import HAVE_TORCH, output_pool, paired, parallel_copy, record, ref
 
-SEED = {
-    "large_2D": ((1024, 1024), (2, 2)),
-    "large_3D": ((256, 256, 4), (2, 2, 2)),
-    "broadcast": ((1, 1024), (1024, 1)),
-    "1D_repeat": ((128,), (8192,)),
-}
-SEED_DTYPES = ["float32", "float16", "int32", "int16", "int8", "uint8"]
-LARGE = {
-    "big_2D": ((4096, 4096), (2, 2), "float32"),
-    "small_inner": ((4096, 3), (1, 5000), "int8"),
-}
-# A shape that picks each fast path (checked below), float32.  Paths pay off where per-copy
-# costs dominate (many short rows); on long rows every path runs at memory bandwidth.
-PATH_SHAPES = {
-    "split_mult": ((256,), (65536,)),
-    "doubling": ((65536, 8), (1, 4)),
-    "build": ((131072, 8), (1, 3)),
-    "gather": ((256, 1024, 3), (1, 2, 4)),
-}
+# The cases are the registry's (ascend_numba/ops/tile/__init__.py).
+TILE = REGISTRY["tile"]
+SEED = {c.name: (c.shapes["x"], c.attrs["reps"]) for c in TILE.bench_cases["seed"]}
+LARGE = {c.name: (c.shapes["x"], c.attrs["reps"], c.dtype) for c in TILE.bench_cases["large"]}
+# A shape that picks each fast path (checked below), float32.
+PATH_SHAPES = {c.name: (c.shapes["x"], c.attrs["reps"]) for c in TILE.bench_cases["paths"]}
 
 
 def _case(shape, reps, dtype):

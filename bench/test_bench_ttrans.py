@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 import ascend_numba as an
-from ascend_numba.reference import ttrans as R
+from ascend_numba.ops import REGISTRY
+from ascend_numba.ops.ttrans import reference as R
 
 from conftest import HAVE_TORCH, output_pool, paired, parallel_copy, record, ref
 
-TRANSPOSES = [((4096, 4096), "float32"), ((4096, 4096), "float16"), ((4096, 4096), "int8"),
-              ((8192, 2048), "float32")]
+TRANSPOSES = [(c.shapes["x"], c.dtype) for c in REGISTRY["transpose2d"].bench_cases["transpose"]]
+CONVERSIONS = {c.name: c for c in REGISTRY["convert_format"].bench_cases["convert"]}
 CASES = ["ascend_numba", "ascend_numba no pool", "ascend_numba out=", "numpy", "torch", "parallel copy"]
 # "no pool": a fresh result with the output pool off (page faults on every call, as NumPy pays).
 
@@ -50,12 +51,12 @@ def test_transpose2d(benchmark, shape, dtype, case):
 
 
 @pytest.mark.parametrize("case", ["ascend_numba", "ascend_numba no pool", "numpy"])
-@pytest.mark.parametrize("conversion", ["NCHW->NC1HWC0", "NC1HWC0->FRACTAL_Z"])
+@pytest.mark.parametrize("conversion", list(CONVERSIONS))
 def test_conversions(benchmark, conversion, case):
-    x = (np.arange(64 * 256 * 56 * 56) % 97).astype(np.float16).reshape(64, 256, 56, 56)
-    src, dst = conversion.split("->")
-    if src == "NC1HWC0":
-        x = R.nchw_to_nc1hwc0(x, 16)
+    spec = CONVERSIONS[conversion]
+    shape = spec.shapes["x"]
+    x = (np.arange(int(np.prod(shape))) % 97).astype(spec.dtype).reshape(shape)
+    src, dst = spec.attrs["src"], spec.attrs["dst"]
     benchmark.group = f"convert_format {conversion} {x.shape} float16"
     numpy = (lambda: R.nchw_to_nc1hwc0(x, 16)) if src == "NCHW" else (lambda: R.nc1hwc0_to_fractal_z(x, 16))
     if case == "numpy":

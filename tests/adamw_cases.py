@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 
 import ascend_numba as an
-from ascend_numba.reference.adamw import apply_adamw_reference
+from ascend_numba.ops.adamw.reference import apply_adamw_reference
 
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
 KEYS = [(False, False), (False, True), (True, False), (True, True)]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import ascend_numba as an
-from ascend_numba.host.adamw_plan import plan_adamw
+from ascend_numba.ops.adamw.plan import plan_adamw
 from ascend_numba.kernels import kernel
 
 

@@ -6,20 +6,21 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from adamw_cases import DTYPES, KEYS, SCALARS, VARIANTS, _assert_0ulp, _state, check_zero_ulp
 
 import ascend_numba as an
 from ascend_numba.aclnn import (
-    ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, aclGetRecentErrMsg, aclnnApplyAdamW,
+    ACLNN_ERR_PARAM_INVALID,
+    ACLNN_ERR_PARAM_NULLPTR,
+    ACLNN_SUCCESS,
+    aclGetRecentErrMsg,
+    aclnnApplyAdamW,
     aclnnApplyAdamWGetWorkspaceSize,
 )
-from ascend_numba.host.adamw_plan import adamw_ub_buffers, plan_adamw
-from ascend_numba.host.tiling import numpy_dtype
-from ascend_numba.kernels.adamw import adamw_kernel
-from ascend_numba.kernels.primitives import STATE_UB_TOP
-from ascend_numba.ops.adamw import _problem
-from ascend_numba.reference.adamw import apply_adamw_reference
-
-from adamw_cases import DTYPES, KEYS, SCALARS, VARIANTS, _assert_0ulp, _state, check_zero_ulp
+from ascend_numba.kernels.lane import STATE_UB_TOP
+from ascend_numba.ops.adamw.api import _problem
+from ascend_numba.ops.adamw.plan import adamw_ub_buffers, plan_adamw
+from ascend_numba.ops.adamw.reference import apply_adamw_reference
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -72,8 +73,8 @@ def test_scalars_as_one_element_arrays_and_any_rank():
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_ub_budget(dtype, amsgrad, variant):
     name = np.dtype(dtype).name
-    problem = _problem(100_000, name, variant, amsgrad, False, None, an.get_platform("A2"))
-    plan = problem.plan
+    plat = an.get_platform("A2")
+    plan = plan_adamw(100_000, name, variant, amsgrad, False, None, plat)
     assert plan.ub_bytes <= 196608
     io = np.dtype(dtype).itemsize
     # One more block per tile would not fit.
@@ -84,9 +85,8 @@ def test_ub_budget(dtype, amsgrad, variant):
     io_t = np.float32 if io == 4 else np.uint16
     flat = [a.view(io_t) if io == 2 else a for a in (var, m, v, grad, mgn)]
     scal = np.array([np.asarray(s, dtype) for s in SCALARS.values()], dtype).view(io_t)
-    state = adamw_kernel.launch_prepared((*flat, scal, flat[0].copy(), flat[1].copy(), flat[2].copy()),
-                                         plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim,
-                                         plan.platform, problem.constants)
+    problem = _problem(100_000, name, variant, amsgrad, False, None, plat)
+    state = problem.run((*flat, scal, flat[0].copy(), flat[1].copy(), flat[2].copy()))
     assert (state[:, STATE_UB_TOP] == plan.ub_bytes).all()
 
 

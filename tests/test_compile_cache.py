@@ -9,10 +9,9 @@ from ascend_numba.kernels import _jit
 
 # One first call of every public op (repeat runs the Tile kernel), plus a traced and a checked one.
 FIRST_CALLS = [
-    "tile:plain", "repeat:plain", "apply_adamw:plain:dtype=float32,variant=seed,amsgrad=False,maximize=False",
-    "transpose2d:plain:dtype=float32", "convert_format:plain:src=NCHW,dst=NC1HWC0,dtype=float16",
-    "convert_format:plain:src=NC1HWC0,dst=FRACTAL_Z,dtype=float16", "transpose2d:traced:dtype=int8",
-    "transpose2d:checked:dtype=int8",
+    "tile:plain:split_mult", "repeat:plain:leading_dims", "apply_adamw:plain:seed-a0m0-float32",
+    "transpose2d:plain:uint32", "convert_format:plain:NCHW->NC1HWC0-uint16",
+    "convert_format:plain:NC1HWC0->FRACTAL_Z-uint16", "transpose2d:traced:uint8", "transpose2d:checked:uint8",
 ]
 
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from ascend_numba.cli import main
 from ascend_numba.golden import REGISTRY, CaseError, compare, compute_case, load_cases, parse_cases
-from ascend_numba.golden.store import dtype_by_name
+from ascend_numba.dtypes import dtype_by_name
 
 SUITE = {"cases": [
     {"name": "tile_f16", "op": "tile", "dtype": "float16", "seed": 1,

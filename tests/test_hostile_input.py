@@ -19,7 +19,7 @@ import ascend_numba as an
 from ascend_numba import aclnn
 from ascend_numba.cli import main as cli
 from ascend_numba.host.platform import MIN_UB_BYTES
-from ascend_numba.reference.adamw import apply_adamw_reference
+from ascend_numba.ops.adamw.reference import apply_adamw_reference
 
 import hostile_cases
 

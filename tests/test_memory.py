@@ -8,7 +8,7 @@ import pytest
 
 import ascend_numba as an
 from ascend_numba import memory
-from ascend_numba.reference.ttrans import nchw_to_nc1hwc0, transpose2d_reference
+from ascend_numba.ops.ttrans.reference import nchw_to_nc1hwc0, transpose2d_reference
 
 BIG = (1024, 1024)  # 4 MB of float32: pooled
 

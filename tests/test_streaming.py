@@ -9,7 +9,7 @@ import pytest
 import ascend_numba as an
 from ascend_numba.kernels import alloc_buffer, data_copy, data_copy_pad, kernel, launch
 from ascend_numba.kernels.lane import STATE_STREAM
-from ascend_numba.reference import ttrans as R
+from ascend_numba.ops.ttrans import reference as R
 
 
 @pytest.fixture

@@ -4,52 +4,24 @@ from __future__ import annotations
 
 import ctypes
 
-import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from helpers import data as _data
+from helpers import same as _same
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import ascend_numba as an
-from ascend_numba.host.tile_plan import PATHS, TileTilingData, TileTilingData64, merge_dims, plan_tile
+from ascend_numba.dtypes import DEVICE_DTYPES
 from ascend_numba.host.tiling import ctype_struct
-from ascend_numba.reference.tile import repeat_reference, tile_reference
+from ascend_numba.ops.tile.plan import PATHS, TileTilingData, TileTilingData64, merge_dims, plan_tile
+from ascend_numba.ops.tile.reference import repeat_reference, tile_reference
 
-DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.int16, np.int32, np.int64,
-          np.uint8, np.uint16, np.uint32, np.uint64, np.bool_, np.complex64, np.complex128]
-SEED_SHAPES = {  # seed 000 benchmark scenarios
-    "large_2D": ((1024, 1024), (2, 2)),
-    "large_3D": ((256, 256, 4), (2, 2, 2)),
-    "broadcast": ((1, 1024), (1024, 1)),
-    "1D_repeat": ((128,), (8192,)),
-}
+DTYPES = [np.dtype(d) for d in DEVICE_DTYPES.values()]
 
-
-def _data(shape, dtype, seed=0):
-    """Distinct-looking values of any dtype (random bytes, so NaN payloads and every bit pattern appear)."""
-    dtype = np.dtype(dtype)
-    n = int(np.prod(shape, dtype=np.int64))
-    raw = np.random.default_rng(seed).integers(0, 256, n * dtype.itemsize, dtype=np.uint8)
-    if dtype == np.bool_:
-        raw &= 1
-    return raw.view(dtype).reshape(shape)
-
-
-def _same(got, ref):
-    assert got.shape == ref.shape and got.dtype == ref.dtype
-    assert got.tobytes() == ref.tobytes()
-
-
-# checked=True on every table of shapes: the kernel breaks no rule of checked mode (SPEC §8).
+# checked=True on every table of shapes: the kernel breaks no rule of checked mode (SPEC §8).  The
+# seed's shapes on every dtype, plain and checked, are registry cases (tests/test_registry.py).
 CHECKED = pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
-
-
-@CHECKED
-@pytest.mark.parametrize("name", list(SEED_SHAPES))
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_seed_shapes_every_dtype(name, dtype, checked):
-    shape, reps = SEED_SHAPES[name]
-    x = _data(shape, dtype)
-    _same(an.tile(x, reps, checked=checked), np.tile(x, reps))
 
 
 EDGE_CASES = [

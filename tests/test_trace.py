@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ascend_numba as an
-from ascend_numba.host.adamw_plan import plan_adamw
+from ascend_numba.ops.adamw.plan import plan_adamw
 from ascend_numba.host.trace import COUNTER_NAMES, LaunchTrace
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))

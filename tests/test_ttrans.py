@@ -7,26 +7,18 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 import pytest
+from helpers import data as _data
+from helpers import same as _same
 
 import ascend_numba as an
+from ascend_numba.dtypes import dtype_by_name
 from ascend_numba.host.tiling import int32
-from ascend_numba.host.ttrans_plan import plan_transpose_blocks, transpose_tile_paths
 from ascend_numba.kernels import KernelError, alloc_buffer, data_copy, kernel, ttrans
-from ascend_numba.kernels.primitives import STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR
-from ascend_numba.reference import ttrans as R
+from ascend_numba.kernels.lane import STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR
+from ascend_numba.ops.ttrans import reference as R
+from ascend_numba.ops.ttrans.plan import TTRANS_DTYPES, plan_transpose_blocks, transpose_tile_paths
 
-DTYPES = [np.float32, np.int32, np.uint32, np.float16, ml_dtypes.bfloat16, np.int16, np.uint16, np.int8, np.uint8]
-
-
-def _data(shape, dtype, seed=0):
-    dtype = np.dtype(dtype)
-    raw = np.random.default_rng(seed).integers(0, 256, int(np.prod(shape)) * dtype.itemsize, dtype=np.uint8)
-    return raw.view(dtype).reshape(shape)
-
-
-def _same(got, ref):
-    assert got.shape == ref.shape and got.dtype == ref.dtype
-    assert got.tobytes() == ref.tobytes()
+DTYPES = [dtype_by_name(name) for name in TTRANS_DTYPES]
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (7, 5), (33, 65), (200, 300), (1, 1000), (1000, 1), (257, 129),

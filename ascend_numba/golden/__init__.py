@@ -1,7 +1,6 @@
 """Golden generation: case files -> inputs -> the kernels' outputs -> CANN-layout files, cached."""
 
-from .cases import Case, CaseError, generate_inputs, load_cases, parse_cases
-from .registry import REGISTRY
+from .cases import REGISTRY, Case, CaseError, generate_inputs, load_cases, parse_cases
 from .run import Summary, compute_case, run_case, run_suite
 from .store import GoldenCache, default_cache_dir
 from .verify import compare

@@ -32,20 +32,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import yaml
 
-from .registry import REGISTRY
+from ..dtypes import DEVICE_DTYPES as DTYPES
+from ..ops import REGISTRY as _OPS
 
-__all__ = ["CaseError", "Case", "InputSpec", "load_cases", "parse_cases", "generate_inputs", "DTYPES", "io_pool"]
+__all__ = ["CaseError", "Case", "InputSpec", "load_cases", "parse_cases", "generate_inputs", "DTYPES", "REGISTRY",
+           "io_pool"]
 
-DTYPES = {name: np.dtype(t) for name, t in {
-    "float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float64": np.float64,
-    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8,
-    "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64, "bool": np.bool_,
-    "complex64": np.complex64, "complex128": np.complex128,
-}.items()}
+# The ops a case file can name: the registry's, those offered for goldens.
+REGISTRY = {name: entry for name, entry in _OPS.items() if entry.golden}
 DISTRIBUTIONS = ("uniform", "normal", "integers", "special")
 # A case name is a directory name: no path separators, not hidden, never "." or "..".
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")

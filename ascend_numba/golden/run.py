@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .cases import Case, generate_inputs, io_pool, parse_cases
-from .registry import REGISTRY
+from .cases import REGISTRY, Case, generate_inputs, io_pool, parse_cases
 from .store import GoldenCache, Hashes, cache_key, sweep_work_dirs, write_case
 
 __all__ = ["CaseResult", "compute_case", "run_case", "run_suite", "Summary", "Interrupted", "SchedulerError"]

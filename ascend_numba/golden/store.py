@@ -25,13 +25,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 
 from .. import __version__
+from ..dtypes import dtype_by_name
 
 __all__ = ["sha256_of", "output_file", "cache_key", "GoldenCache", "Hashes", "write_case", "default_cache_dir",
-           "dtype_by_name", "sweep_work_dirs"]
+           "sweep_work_dirs"]
 
 
 def sha256_of(arr: np.ndarray) -> str:
@@ -50,8 +50,10 @@ def output_file(index: int, name: str) -> str:
 
 
 @functools.cache
-def library_digest() -> str:
-    """The version and a hash of every source file of the package: a changed kernel is a new library."""
+def package_source_digest() -> str:
+    """The version and a hash of every source file of the package: any change may change a golden,
+    so a golden cached by another source is never served (compare ``kernels._jit.compiled_code_digest``,
+    which covers only what compiled code depends on)."""
     h = hashlib.sha256(__version__.encode())
     root = Path(__file__).resolve().parents[1]
     for path in sorted(root.rglob("*.py")):
@@ -62,13 +64,8 @@ def library_digest() -> str:
 
 def cache_key(op: str, attrs: dict, dtype: str, input_hashes: dict[str, str]) -> str:
     blob = json.dumps({"op": op, "attrs": attrs, "dtype": dtype, "inputs": input_hashes,
-                       "library": library_digest()}, sort_keys=True)
+                       "library": package_source_digest()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def dtype_by_name(name: str) -> np.dtype:
-    """A dtype from its name, ml_dtypes' (bfloat16, float8_*) included."""
-    return np.dtype(getattr(ml_dtypes, name)) if hasattr(ml_dtypes, name) else np.dtype(name)
 
 
 def default_cache_dir() -> Path:

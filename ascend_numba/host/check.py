@@ -17,22 +17,20 @@ from __future__ import annotations
 
 from .errors import KernelError
 
-__all__ = ["KernelCheckError", "RULES", "PRIMITIVES", "OPERANDS", "CHECK_SLOTS", "decode_violation"]
+__all__ = ["KernelCheckError", "RULES", "PRIMITIVES", "RULE", "PRIMITIVE", "OPERANDS", "CHECK_SLOTS",
+           "decode_violation"]
 
 CHECK_SLOTS = 8
 CHECK_RULE, CHECK_PRIMITIVE, CHECK_OPERAND, CHECK_DETAIL = 0, 1, 2, 3
 
-# Rule codes (index into RULES; 0 = no violation).
-(RULE_GM_BOUNDS, RULE_UB_OUTSIDE_UB, RULE_UB_OUTSIDE_BUFFER, RULE_COPY_COUNT_ALIGN, RULE_UB_ADDRESS_ALIGN,
- RULE_UB_CAPACITY, RULE_UB_UNINITIALIZED, RULE_GM_WRITE_RACE) = range(1, 9)
+# A rule's or primitive's code is its index here (0 = none); compiled code looks codes up by name
+# (RULE["gm-write-race"], PRIMITIVE["DataCopy"]), so adding one is adding its name.
 RULES = ("", "gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer", "data-copy-count-unaligned",
          "ub-address-unaligned", "ub-over-capacity", "ub-uninitialized-read", "gm-write-race")
-
-# Primitive codes (index into PRIMITIVES).
-(PRIM_ALLOC_BUFFER, PRIM_DATA_COPY, PRIM_DATA_COPY_PAD, PRIM_GATHER, PRIM_DUPLICATE, PRIM_ADDS, PRIM_MULS,
- PRIM_ADD, PRIM_SUB, PRIM_MUL, PRIM_DIV, PRIM_MAX, PRIM_SQRT, PRIM_CAST, PRIM_TTRANS, PRIM_SET_VALUE) = range(1, 17)
 PRIMITIVES = ("", "alloc_buffer", "DataCopy", "DataCopyPad", "Gather", "Duplicate", "Adds", "Muls", "Add", "Sub",
               "Mul", "Div", "Max", "Sqrt", "Cast", "TTRANS", "SetValue")
+RULE = {name: code for code, name in enumerate(RULES) if name}
+PRIMITIVE = {name: code for code, name in enumerate(PRIMITIVES) if name}
 
 OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, OPERAND_TMP = range(4)
 OPERANDS = ("dst", "src", "src1", "tmp")
@@ -46,37 +44,37 @@ class KernelCheckError(KernelError):
         self.lane, self.primitive, self.rule, self.operand, self.details = lane, primitive, rule, operand, details
 
 
-def _describe(rule: int, operand: str, d: list[int], ub_size: int, names) -> tuple[dict, str]:
-    if rule == RULE_GM_BOUNDS:
+def _describe(rule: str, operand: str, d: list[int], ub_size: int, names) -> tuple[dict, str]:
+    if rule == "gm-out-of-bounds":
         region, start, end, limit, nbytes = d
         if region < 0:
             return {"address": start}, f"{operand} is neither a GM argument nor a UB buffer"
         return ({"tensor": names[region], "start": start, "end": end, "tensor_bytes": nbytes, "limit": limit},
                 f"{operand} in GM {names[region]}: bytes [{start}, {end}) outside the tensor's {nbytes} bytes "
                 f"plus padding ({limit} bytes)")
-    if rule == RULE_UB_OUTSIDE_UB:
+    if rule == "ub-outside-ub":
         start, end = d[0], d[1]
         if start < 0:
             return {}, f"{operand} is not a UB tensor (vector and Gather operands live in UB)"
         return ({"start": start, "end": end, "ub_size": ub_size},
                 f"{operand} UB bytes [{start}, {end}) outside the UB's {ub_size} bytes")
-    if rule == RULE_UB_OUTSIDE_BUFFER:
+    if rule == "ub-outside-buffer":
         b0, b1, start, end = d[:4]
         return ({"buffer_start": b0, "buffer_end": b1, "start": start, "end": end},
                 f"{operand} UB bytes [{start}, {end}) outside its buffer [{b0}, {b1})")
-    if rule == RULE_COPY_COUNT_ALIGN:
+    if rule == "data-copy-count-unaligned":
         return ({"bytes": d[0], "block_bytes": d[1]},
                 f"DataCopy of {d[0]} bytes is not a multiple of the {d[1]}-byte block (use DataCopyPad)")
-    if rule == RULE_UB_ADDRESS_ALIGN:
+    if rule == "ub-address-unaligned":
         return ({"ub_offset": d[0], "block_bytes": d[1]},
                 f"{operand} UB address {d[0]} is not a multiple of the {d[1]}-byte block")
-    if rule == RULE_UB_CAPACITY:
+    if rule == "ub-over-capacity":
         return ({"requested_end": d[0], "ub_size": d[1]},
                 f"UB allocation up to byte {d[0]} exceeds ub_size {d[1]}")
-    if rule == RULE_UB_UNINITIALIZED:
+    if rule == "ub-uninitialized-read":
         return ({"first_byte": d[0], "start": d[1], "end": d[2]},
                 f"{operand} reads UB bytes [{d[1]}, {d[2]}); byte {d[0]} was never written since Init")
-    if rule == RULE_GM_WRITE_RACE:
+    if rule == "gm-write-race":
         return ({"tensor": names[d[0]], "byte": d[1], "other_lane": d[2]},
                 f"{operand} in GM {names[d[0]]}: byte {d[1]} was already written by lane {d[2]}")
     return {}, f"unknown rule code {rule}"
@@ -88,6 +86,6 @@ def decode_violation(lane: int, row, ub_size: int, names) -> KernelCheckError:
     rule = int(row[CHECK_RULE])
     primitive = PRIMITIVES[int(row[CHECK_PRIMITIVE])] if 0 < row[CHECK_PRIMITIVE] < len(PRIMITIVES) else "?"
     operand = OPERANDS[int(row[CHECK_OPERAND])]
-    details, text = _describe(rule, operand, [int(v) for v in row[CHECK_DETAIL:]], ub_size, names)
     name = RULES[rule] if 0 < rule < len(RULES) else f"rule-{rule}"
+    details, text = _describe(name, operand, [int(v) for v in row[CHECK_DETAIL:]], ub_size, names)
     return KernelCheckError(lane, primitive, name, operand, details, text)

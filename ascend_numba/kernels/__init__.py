@@ -1,4 +1,5 @@
-"""Compiled code: primitives, the launch path, and one module per op.
+"""Compiled code: the primitives, the launch path and checked mode (the ops' kernels live in
+their folders under :mod:`ascend_numba.ops`).
 
 Kernel authors import from here::
 
@@ -6,17 +7,41 @@ Kernel authors import from here::
 """
 
 from ..host.check import KernelCheckError
-from .launch import Kernel, KernelError, as_gm, compile_messages, kernel
+from .launch import Kernel, KernelError, as_gm, compile_messages, constant, kernel
 from .primitives import (
-    CheckedLane, Lane, TracedLane, add, adds, alloc_buffer, big_small_lane_range, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
-    cast_f32_to_f16, contiguous_lane_range, data_copy, data_copy_pad, div, duplicate, gather, in_ub, mul, muls,
-    preload, reinterpret, set_value, sub, trace_work, vmax, vsqrt,
+    CheckedLane,
+    Lane,
+    TracedLane,
+    add,
+    adds,
+    alloc_buffer,
+    big_small_lane_range,
+    cast_bf16_to_f32,
+    cast_f16_to_f32,
+    cast_f32_to_bf16,
+    cast_f32_to_f16,
+    contiguous_lane_range,
+    data_copy,
+    data_copy_pad,
+    div,
+    duplicate,
+    gather,
+    in_ub,
+    mul,
+    muls,
+    preload,
+    reinterpret,
+    set_value,
+    sub,
+    trace_work,
+    ttrans,
+    vmax,
+    vsqrt,
 )
-from .ttrans import ttrans
 
 __all__ = [
-    "Kernel", "KernelError", "KernelCheckError", "as_gm", "kernel", "compile_messages", "Lane", "TracedLane",
-    "CheckedLane", "set_value",
+    "Kernel", "KernelError", "KernelCheckError", "as_gm", "kernel", "constant", "compile_messages", "Lane",
+    "TracedLane", "CheckedLane", "set_value",
     "alloc_buffer", "reinterpret", "in_ub", "contiguous_lane_range", "big_small_lane_range",
     "data_copy", "data_copy_pad", "gather", "preload",
     "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",

@@ -53,11 +53,14 @@ _PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 
 @functools.cache
 def compiled_code_digest() -> str:
-    """A hash of every module compiled code can depend on (``kernels/`` and ``host/``, with
-    their subpackages) and of the Numba version.  Numba's own cache only notices changes to a
-    function's own file, and compiled functions here call each other across files."""
+    """A hash of every module compiled code can depend on (``kernels/`` and ``host/`` with their
+    subpackages, each op's ``kernel.py`` and ``plan.py``, ``config.py``) and of the Numba version.
+    Numba's own cache only notices changes to a function's own file, and compiled functions
+    here call each other across files."""
     h = hashlib.sha256(numba.__version__.encode())
-    for path in sorted([*_PACKAGE.joinpath("kernels").rglob("*.py"), *_PACKAGE.joinpath("host").rglob("*.py")]):
+    sources = [*_PACKAGE.joinpath("kernels").rglob("*.py"), *_PACKAGE.joinpath("host").rglob("*.py"),
+               *_PACKAGE.glob("ops/*/kernel.py"), *_PACKAGE.glob("ops/*/plan.py"), *_PACKAGE.glob("config.py")]
+    for path in sorted(sources):
         h.update(str(path.relative_to(_PACKAGE)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()

@@ -17,6 +17,7 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
+
 from ._jit import jit
 
 __all__ = [

@@ -40,6 +40,7 @@ from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
+from ..config import STREAM_BYTES, TRACE_CAPACITY
 from ..host.check import CHECK_RULE, CHECK_SLOTS, decode_violation
 from ..host.errors import KernelError
 from ..host.platform import Platform, check_block_dim, get_platform
@@ -49,8 +50,18 @@ from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
 from ._jit import OVERLOAD_OPTIONS, compiled_code_digest, dispatcher, jit
 from .check import REGION_COLS
 from .lane import (
-    ERR_LANE_RAISED, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, LANE_TYPES, STATE_ERROR,
-    STATE_ERROR_DETAIL, STATE_STREAM, CheckedLane, Lane, TracedLane, _address,
+    ERR_LANE_RAISED,
+    ERR_TMP_TOO_SMALL,
+    ERR_UB_CAPACITY,
+    LANE_STATE_SLOTS,
+    LANE_TYPES,
+    STATE_ERROR,
+    STATE_ERROR_DETAIL,
+    STATE_STREAM,
+    CheckedLane,
+    Lane,
+    TracedLane,
+    _address,
 )
 
 __all__ = ["Kernel", "KernelBody", "PreparedLaunch", "kernel", "KernelError", "as_gm", "check_block_dim",
@@ -74,6 +85,39 @@ def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
     flat = array.reshape(-1)
     raw = _RAW_VIEWS.get(array.dtype)
     return flat.view(raw) if raw is not None else flat
+
+
+class KernelConstant:
+    """A name a kernel body reads as a compile-time constant (see :func:`constant`)."""
+
+    __slots__ = ("name", "doc")
+
+    def __init__(self, name: str, doc: str):
+        self.name, self.doc = name, doc
+
+    def __repr__(self) -> str:
+        return f"<kernel constant {self.name}: {self.doc}>" if self.doc else f"<kernel constant {self.name}>"
+
+
+def constant(name: str, doc: str = "") -> KernelConstant:
+    """Declare a compile-time constant of a kernel, at the top of the kernel's module::
+
+        IO = constant("IO", "element type of the GM tensors")
+
+    Each specialization binds the name to a value (a TilingKey field from the launch's key, any
+    other from ``datatype=`` or an op's constants), so branches on it fold away.  A launch that
+    leaves a constant the body reads unbound raises TypeError before compiling."""
+    return KernelConstant(name, doc)
+
+
+def _constants_read(func: Callable) -> set[str]:
+    """The declared constants ``func`` reads (by the globals its code names)."""
+    names, codes = set(), [func.__code__]
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes.extend(c for c in code.co_consts if isinstance(c, pytypes.CodeType))
+    return {n for n in names if isinstance(func.__globals__.get(n), KernelConstant)}
 
 
 def _specialized_body(func: Callable, consts: dict, tag: str, announce: str, nrt: bool):
@@ -317,6 +361,7 @@ class Kernel:
         self._bodies: dict[tuple, KernelBody] = {}
         self._digest = _source_digest(func)
         self.arg_names = tuple(inspect.signature(func).parameters)[1:]  # after ctx
+        self._constants = _constants_read(func)
         functools.update_wrapper(self, func)
 
     def __repr__(self) -> str:
@@ -346,6 +391,10 @@ class Kernel:
         cache_key = (tuple(constants.items()), tiling_dtype, mode)
         found = self._bodies.get(cache_key)
         if found is None:
+            unbound = sorted(self._constants - constants.keys())
+            if unbound:
+                raise TypeError(f"{self!r} reads the compile-time constants {', '.join(unbound)}: bind them with "
+                                "the launch's key or datatype={...}")
             layout = None if tiling_dtype is None else (tiling_dtype.descr, tiling_dtype.itemsize)
             tag = f"{self._digest}|{cache_key[0]!r}|{layout!r}|{mode}"
             name = self.py_func.__name__.removesuffix("_kernel")
@@ -403,7 +452,7 @@ class Kernel:
                         scratch: tuple = ()):
         """Launch with arguments an op has already validated: flat GM arrays, serialized tiling,
         compile-time constants (key fields and datatype).  Returns the lanes' state rows, or a
-        LaunchTrace (with ``trace_info`` in it) when ``trace=True``.  ``scratch``: positions of
+        LaunchTrace (with ``trace_info`` in it) when ``trace=True``.  ``scratch``: names of
         fresh outputs a checked launch need not protect (see :func:`run_launch`)."""
         mode = "checked" if checked else "traced" if trace else "plain"
         return run_launch(self.body(constants or {}, tiling_dtype, mode), block_dim, platform, gm_args,
@@ -425,13 +474,6 @@ def _tiling_view(tiling_bytes: np.ndarray | None, tiling_dtype: np.dtype | None)
     if tiling_dtype is None:
         return None
     return tiling_bytes.view(tiling_dtype)
-
-
-TRACE_CAPACITY = 4096  # events logged per lane; later ones are counted, not logged
-
-# Launches whose GM tensors add up to this many bytes write GM with streaming (non-temporal)
-# stores: output that big would only push the inputs and the UB out of the CPU caches.
-STREAM_BYTES = 32 << 20
 
 
 class PreparedLaunch:
@@ -472,7 +514,7 @@ def run_launch(body: KernelBody, block_dim: int, platform: Platform, gm_args: tu
     """Run ``body`` on ``block_dim`` lanes; raise KernelError for the first failing lane, else
     return the state rows -- or, when ``trace_name`` is given, a LaunchTrace.  A checked body
     raises KernelCheckError for the first lane that broke a rule, after putting back every GM
-    byte the lanes wrote, except in the arguments at the ``scratch`` positions (fresh outputs
+    byte the lanes wrote, except in the arguments named in ``scratch`` (fresh outputs
     the caller drops on failure)."""
     checked = body.mode == "checked"
     address = body.address(gm_args, tiling)
@@ -532,7 +574,7 @@ def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int,
         # Lane + 1 of each byte's writer, and old values before their first write; calloc'd, so
         # the pages of bytes never written stay unmapped.
         owner = np.zeros(a.nbytes, np.uint8 if block_dim < 255 else np.uint16)
-        backup = None if i in scratch else np.zeros(a.nbytes, np.uint8)
+        backup = None if i < len(arg_names) and arg_names[i] in scratch else np.zeros(a.nbytes, np.uint8)
         kept.append((a, owner, backup))
         padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes  # see host.check: GM padding
         rows.append((_span(a)[0], a.nbytes, _span(owner)[0], padded, owner.itemsize,

@@ -1,1 +1,12 @@
-"""Public ops: each validates its arguments, asks the host for a plan and launches the kernel."""
+"""The ops, one folder each: ``plan.py`` (host tiling, plain Python), ``kernel.py`` (compiled),
+``api.py`` (the public function), ``reference.py`` (plain NumPy) and ``__init__.py`` (the
+registry entries).  :data:`REGISTRY` is what the public API, the golden CLI, the tests and the
+benchmarks read."""
+
+from . import adamw, copy, tile, ttrans
+from .registry import Case, OpEntry
+
+# One line per op folder.
+REGISTRY: dict[str, OpEntry] = {entry.name: entry for op in (tile, adamw, ttrans, copy) for entry in op.ENTRIES}
+
+__all__ = ["REGISTRY", "OpEntry", "Case"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .platform import Platform
-from .split import big_small_split, ceil_div
+from ...host.platform import Platform
+from ...host.split import big_small_split, ceil_div
 
 __all__ = ["CopyTilingData", "plan_copy"]
 

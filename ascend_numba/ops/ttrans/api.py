@@ -2,49 +2,54 @@
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
-from ..host.platform import get_platform
-from ..host.split import ceil_div
-from ..host.tiling import numpy_dtype, to_array
-from ..host.ttrans_plan import (
-    A5_CONVERSIONS, CONVERSIONS, FORMAT_NDIM, TTransRuleError, check_a5_alignment, check_given_c0, check_ttrans_dtype,
-    conversion_output_shape, resolve_c0,
-    plan_fractal_z, plan_fractal_z_3d, plan_transpose_blocks, ttrans_tmp_bytes,
+from ...host.platform import get_platform
+from ...host.split import ceil_div
+from ...kernels.lane import STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR
+from .._args import as_input, check_block_dim, check_out, empty, source_for
+from ..problem import Problem, problem_cache
+from .kernel import fractal_z_3d_kernel, fractal_z_kernel, transpose_kernel
+from .plan import (
+    A5_CONVERSIONS,
+    CONVERSIONS,
+    FORMAT_NDIM,
+    TTransRuleError,
+    check_a5_alignment,
+    check_given_c0,
+    check_ttrans_dtype,
+    conversion_output_shape,
+    plan_fractal_z,
+    plan_fractal_z_3d,
+    plan_transpose_blocks,
+    resolve_c0,
+    ttrans_tmp_bytes,
 )
-from ..kernels.primitives import STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR
-from ..kernels.ttrans import fractal_z_3d_kernel, fractal_z_kernel, transpose_kernel
-from ._args import as_input, check_block_dim, check_out, empty, source_for
 
 __all__ = ["transpose2d", "convert_format", "ttrans_tmp_bytes", "TTransRuleError"]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-@functools.lru_cache(maxsize=1024)
-def _planned(plan, *args) -> tuple:
-    """``plan(*args)``'s tiling as (bytes, layout), kept per problem: serializing a tiling costs
-    more than moving a small tensor, and harnesses repeat the same shapes."""
-    tiling = plan(*args)
-    return to_array(tiling), numpy_dtype(type(tiling))
+@problem_cache
+def _problem(kernel, plan, plan_args: tuple, elem_bytes: int, block_dim: int, plat) -> Problem:
+    return Problem(kernel, plan(**dict(plan_args), elem_bytes=elem_bytes, platform=plat), block_dim, plat)
 
 
-def _launch(kernel, x: np.ndarray, out: np.ndarray, planned: tuple, block_dim: int, plat, trace: bool,
-            checked: bool, fresh: bool = True):
-    """Run on unsigned views of the element width; returns a LaunchTrace when tracing."""
+def _launch(kernel, plan, x: np.ndarray, out: np.ndarray, block_dim: int, plat, trace: bool, checked: bool,
+            fresh: bool = True, **plan_args):
+    """Plan (remembered per problem) and run on unsigned views of the element width; returns a
+    LaunchTrace when tracing."""
     uint = _UINT[x.itemsize]
-    tiling_bytes, tiling_dtype = planned
-    result = kernel.launch_prepared((x.reshape(-1).view(uint), out.reshape(-1).view(uint)), tiling_bytes,
-                                    tiling_dtype, block_dim, plat, trace=trace, checked=checked,
-                                    scratch=(1,) if fresh else ())
+    problem = _problem(kernel, plan, tuple(plan_args.items()), x.itemsize, block_dim, plat)
+    result = problem.run((x.reshape(-1).view(uint), out.reshape(-1).view(uint)), trace=trace, checked=checked,
+                         fresh=("y",) if fresh else ())
     if trace:
         result.info.update(vector_tiles=int(result.state[:, STATE_TTRANS_VECTOR].sum()),
                            scalar_tiles=int(result.state[:, STATE_TTRANS_SCALAR].sum()))
-        return result
-    return None
+    return result
 
 
 def transpose2d(x, *, out=None, block_dim: int | None = None, platform="A2", trace: bool = False,
@@ -65,9 +70,11 @@ def transpose2d(x, *, out=None, block_dim: int | None = None, platform="A2", tra
     out = check_out(out, (w, h), arr.dtype)
     result = None
     if arr.size:
-        planned = _planned(plan_transpose_blocks, 1, 1, h, w, h, w, h, 0, 0, w, 0, 0, h, arr.itemsize, plat)
-        result = _launch(transpose_kernel, source_for(arr, out, fresh), out, planned, block_dim, plat, trace,
-                         checked, fresh)
+        # One block: src[h, w] -> dst[w, h].
+        result = _launch(transpose_kernel, plan_transpose_blocks, source_for(arr, out, fresh), out, block_dim, plat,
+                         trace, checked, fresh, outer=1, inner=1, rows=h, cols=w, total_rows=h, total_cols=w,
+                         out_rows=h, src_outer=0, src_inner=0, src_row_stride=w, dst_outer=0, dst_inner=0,
+                         dst_row_stride=h)
     return (out, result) if trace else out
 
 
@@ -110,9 +117,11 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
         c1 = ceil_div(ch, c0)
         outer = math.prod(gn)
         check_a5_alignment(plat, w * size, c0 * size)
-        kernel = transpose_kernel
-        plan = (plan_transpose_blocks, outer, c1, c0, h * w, ch, c1 * h * w, c0, ch * h * w, c0 * h * w, h * w,
-                c1 * h * w * c0, h * w * c0, c0, size, plat)
+        # Per (g, n), blocks of C0 channels [C0, H*W] -> [H*W, C0], padded channels zero.
+        kernel, plan = transpose_kernel, plan_transpose_blocks
+        plan_args = dict(outer=outer, inner=c1, rows=c0, cols=h * w, total_rows=ch, total_cols=c1 * h * w,
+                         out_rows=c0, src_outer=ch * h * w, src_inner=c0 * h * w, src_row_stride=h * w,
+                         dst_outer=c1 * h * w * c0, dst_inner=h * w * c0, dst_row_stride=c0)
     elif dst in ("NCHW", "GNCHW"):
         *gn, c1, h, w, cc0 = shape
         check_given_c0(c0, cc0)
@@ -120,9 +129,11 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
         if ch > c1 * cc0:
             raise ValueError(f"c must be in 1..{c1 * cc0} (C1*C0 of the input), got {c}")
         outer = math.prod(gn)
-        kernel = transpose_kernel
-        plan = (plan_transpose_blocks, outer, c1, h * w, cc0, c1 * h * w, ch, h * w, c1 * h * w * cc0, h * w * cc0,
-                cc0, ch * h * w, cc0 * h * w, h * w, size, plat)
+        # Per (g, n), blocks [H*W, C0] -> [C0, H*W], cropped to ``ch`` channels.
+        kernel, plan = transpose_kernel, plan_transpose_blocks
+        plan_args = dict(outer=outer, inner=c1, rows=h * w, cols=cc0, total_rows=c1 * h * w, total_cols=ch,
+                         out_rows=h * w, src_outer=c1 * h * w * cc0, src_inner=h * w * cc0, src_row_stride=cc0,
+                         dst_outer=ch * h * w, dst_inner=cc0 * h * w, dst_row_stride=h * w)
     elif dst == "FRACTAL_Z":
         *g, n, c1, h, w, cc0 = shape
         check_given_c0(c0, cc0)
@@ -130,21 +141,21 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
             raise TTransRuleError(f"FRACTAL_Z needs C0 * sizeof = {plat.block_bytes} bytes, got C0={cc0}")
         groups = math.prod(g)
         n_padded = ceil_div(n, n0) * n0
-        kernel = fractal_z_kernel
-        plan = (plan_fractal_z, groups, n, c1 * h * w, cc0, n_padded, size, plat)
+        kernel, plan = fractal_z_kernel, plan_fractal_z
+        plan_args = dict(groups=groups, n=n, k=c1 * h * w, c0=cc0, n_padded=n_padded)
     else:  # NCDHW -> FRACTAL_Z_3D
         n, ch, d, h, w = shape
         c0 = resolve_c0(c0, size, allow_four=False)
         c1 = ceil_div(ch, c0)
         n_padded = ceil_div(n, n0) * n0
-        kernel = fractal_z_3d_kernel
-        plan = (plan_fractal_z_3d, n, ch, d, h * w, c0, n_padded, size, plat)
+        kernel, plan = fractal_z_3d_kernel, plan_fractal_z_3d
+        plan_args = dict(n=n, c=ch, d=d, hw=h * w, c0=c0, n_padded=n_padded)
     out_shape = conversion_output_shape(shape, size, src, dst, c0=c0, n0=n0, c=c)
     if arr.size == 0 or math.prod(out_shape) == 0:
         nothing = np.zeros(out_shape, arr.dtype)  # every element is padding, or there is none
         return (nothing, None) if trace else nothing
     out = empty(out_shape, arr.dtype)
-    result = _launch(kernel, arr, out, _planned(*plan), block_dim, plat, trace, checked)
+    result = _launch(kernel, plan, arr, out, block_dim, plat, trace, checked, **plan_args)
     return (out, result) if trace else out
 
 

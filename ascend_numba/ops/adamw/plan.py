@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from .platform import Platform, UBPlanError, check_block_dim
-from .split import big_small_split, ceil_div
-from .tiling import to_array
-from .tiling_key import TilingKeyField
+from ...host.platform import Platform, UBPlanError, check_block_dim
+from ...host.split import big_small_split, ceil_div
+from ...host.tiling import to_array
+from ...host.tiling_key import TilingKeyField
 
 INT64_MAX = (1 << 63) - 1
 

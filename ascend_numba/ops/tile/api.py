@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import functools
-import math
-
 import numpy as np
 
-from ..host.platform import get_platform
-from ..host.tile_plan import TooManyDims, normalize_repeat_reps, normalize_tile_reps, plan_tile_normalized
-from ..host.tiling import numpy_dtype
-from ..kernels.tile import tile_kernel
-from ._args import as_input, check_block_dim, check_out, source_for
+from ...config import PROBLEM_CACHE_SIZE
+from ...host.platform import get_platform
+from .._args import as_input, check_block_dim, check_out, source_for
+from ..problem import Problem, problem_cache
+from .kernel import tile_kernel
+from .plan import TooManyDims, normalize_repeat_reps, normalize_tile_reps, plan_tile_normalized
 
 __all__ = ["tile", "repeat"]
 
@@ -28,7 +26,7 @@ def tile(x, reps, *, out=None, block_dim: int | None = None, platform="A2", path
     primitive the kernel runs (KernelCheckError on a violation; ``out`` is then untouched).
     """
     arr = as_input(x)
-    return _run(arr, _problem_for("tile", normalize_tile_reps, arr, reps, block_dim, platform, path), out, trace,
+    return _run(arr, _call_for("tile", normalize_tile_reps, arr, reps, block_dim, platform, path), out, trace,
                 checked)
 
 
@@ -36,61 +34,54 @@ def repeat(x, repeats, *, out=None, block_dim: int | None = None, platform="A2",
            path: str | None = None, trace: bool = False, checked: bool = False):
     """``torch.Tensor.repeat(*repeats)``: ``len(repeats) >= x.ndim``, x left-padded with 1-dims."""
     arr = as_input(x)
-    return _run(arr, _problem_for("repeat", normalize_repeat_reps, arr, repeats, block_dim, platform, path), out,
+    return _run(arr, _call_for("repeat", normalize_repeat_reps, arr, repeats, block_dim, platform, path), out,
                 trace, checked)
 
 
-class _TileProblem:
-    """What one problem (input shape, reps, element size, lanes, platform, path) fixes before any
-    data: the shapes, the plan (None past 8 merged dims, which take several launches) and, once
-    a plain call needs it, the prepared launch."""
+class _TileCall:
+    """What a call's input shape, reps, element size, lanes, platform and path fix before any
+    data: the shapes and the launch (None past 8 merged dims, which take several launches)."""
 
     def __init__(self, in_shape: tuple, multiples: tuple, elem_bytes: int, block_dim: int, plat, path):
         self.multiples, self.block_dim, self.platform, self.path = multiples, block_dim, plat, path
         self.padded = (1,) * (len(multiples) - len(in_shape)) + in_shape
         self.shape = tuple(s * m for s, m in zip(self.padded, multiples))
         try:
-            self.plan = plan_tile_normalized(self.padded, multiples, elem_bytes, block_dim, plat, path)
+            self.problem = _problem(plan_tile_normalized(self.padded, multiples, elem_bytes, block_dim, plat, path))
         except TooManyDims:
-            self.plan = None
-            return
-        self.gm_bytes = (math.prod(in_shape) + math.prod(self.shape)) * elem_bytes
-
-    @functools.cached_property
-    def launch(self):
-        # Built on first use: a traced or checked caller must not compile the plain launcher.
-        plan = self.plan
-        return tile_kernel.prepare(plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim,
-                                   plan.platform, plan.key, gm_bytes=self.gm_bytes)
+            self.problem = None
 
 
-@functools.lru_cache(maxsize=1024)
-def _problem(in_shape: tuple, multiples: tuple, elem_bytes: int, block_dim: int, plat, path) -> _TileProblem:
-    return _TileProblem(in_shape, multiples, elem_bytes, block_dim, plat, path)
+def _problem(plan) -> Problem:
+    return Problem(tile_kernel, plan.tiling, plan.block_dim, plan.platform, plan.key)
+
+
+@problem_cache
+def _call(in_shape: tuple, multiples: tuple, elem_bytes: int, block_dim: int, plat, path) -> _TileCall:
+    return _TileCall(in_shape, multiples, elem_bytes, block_dim, plat, path)
 
 
 # Problems by the arguments exactly as a call gave them, so a harness repeating a call pays one
 # dict lookup for its checks and plan.  Only plain ints enter a key: True, 2.0 and numpy ints
 # hash like ints but must go through the checks (bools and floats are errors).
 _SEEN: dict = {}
-_SEEN_MAX = 1024
 
 
-def _problem_for(op: str, normalize, arr: np.ndarray, reps, block_dim, platform, path) -> _TileProblem:
-    """The call's problem: remembered under its arguments, else checked, planned and remembered."""
+def _call_for(op: str, normalize, arr: np.ndarray, reps, block_dim, platform, path) -> _TileCall:
+    """The call: remembered under its arguments, else checked, planned and remembered."""
     key = _seen_key(op, arr, reps, block_dim, platform, path)
-    problem = None if key is None else _SEEN.get(key)
-    if problem is None:
+    call = None if key is None else _SEEN.get(key)
+    if call is None:
         if path is not None and not isinstance(path, str):
             raise TypeError(f"path must be a str or None, got {type(path).__name__}")
         multiples = normalize(arr.ndim, reps)
         plat = get_platform(platform)
-        problem = _problem(arr.shape, multiples, arr.itemsize, check_block_dim(block_dim, plat.aic_num), plat, path)
+        call = _call(arr.shape, multiples, arr.itemsize, check_block_dim(block_dim, plat.aic_num), plat, path)
         if key is not None:
-            if len(_SEEN) >= _SEEN_MAX:
+            if len(_SEEN) >= PROBLEM_CACHE_SIZE:
                 _SEEN.clear()
-            _SEEN[key] = problem
-    return problem
+            _SEEN[key] = call
+    return call
 
 
 def _seen_key(op: str, arr: np.ndarray, reps, block_dim, platform, path):
@@ -106,24 +97,24 @@ def _seen_key(op: str, arr: np.ndarray, reps, block_dim, platform, path):
     return op, arr.shape, arr.itemsize, reps, block_dim, platform, path
 
 
-def _run(arr: np.ndarray, problem: _TileProblem, out, trace: bool, checked: bool):
+def _run(arr: np.ndarray, call: _TileCall, out, trace: bool, checked: bool):
     if checked and out is not None:
         # Problems past 8 merged dims take several launches: let the caller's out see only a
         # result every launch of which passed.
-        check_out(out, problem.shape, arr.dtype)
-        result = _run(arr, problem, None, trace, checked)
+        check_out(out, call.shape, arr.dtype)
+        result = _run(arr, call, None, trace, checked)
         np.copyto(out, result[0] if trace else result)
         return (out, result[1]) if trace else out
     fresh = out is None
-    out = check_out(out, problem.shape, arr.dtype)
+    out = check_out(out, call.shape, arr.dtype)
     if out.size == 0:
         return (out, None) if trace else out
     src = source_for(arr, out, fresh)
-    if problem.plan is not None and not (trace or checked):
-        problem.launch((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)))
+    if call.problem is not None and not (trace or checked):
+        call.problem.run((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)))
         return out
-    traces = _tile_into(src.reshape(problem.padded), problem.multiples, out, problem.block_dim, problem.platform,
-                        problem.path, trace, checked, fresh)
+    traces = _tile_into(src.reshape(call.padded), call.multiples, out, call.block_dim, call.platform, call.path,
+                        trace, checked, fresh)
     if trace:
         return out, traces[0] if len(traces) == 1 else traces
     return out
@@ -143,8 +134,6 @@ def _tile_into(src: np.ndarray, multiples: tuple, out: np.ndarray, block_dim: in
         return traces
     info = {"path": plan.path, "split_by_mult": plan.split_by_mult, "merged_shape": plan.merged_shape,
             "merged_multiples": plan.merged_multiples} if trace else None
-    result = tile_kernel.launch_prepared(
-        (src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)), plan.tiling_array,
-        numpy_dtype(type(plan.tiling)), plan.block_dim, plat, plan.key, trace=trace, checked=checked, trace_info=info,
-        scratch=(1,) if fresh else ())
+    result = _problem(plan).run((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)), trace=trace,
+                                checked=checked, fresh=("y",) if fresh else (), trace_info=info)
     return [result] if trace else []

@@ -1,11 +1,8 @@
 """ApplyAdamW kernel (SPEC §5, seed 002 §3.2.2).
 
-Compile-time constants: the TilingKey fields ``Amsgrad`` and ``Maximize`` and
-the datatype specialization ``IO`` (element type of the GM tensors and queues:
-float32, or uint16 holding fp16/bf16), ``DTYPE`` (0 fp32, 1 fp16, 2 bf16),
-``VARIANT`` (0 seed/TBE order, 1 A2 order) and ``CAST`` (compute through fp32
-work tiles, rounding once at the end).  Every branch on them folds at compile
-time; the element loops inside the vector primitives have none.
+Compile-time constants, declared below: the TilingKey fields and the datatype
+specialization.  Every branch on them folds at compile time; the element loops
+inside the vector primitives have none.
 
 Per tile: CopyIn (MTE2) the inputs into the double-buffered in-queues and
 announce the next tile's (preload: the device's MTE2 fetches it during this
@@ -17,18 +14,42 @@ vector unit does.
 
 import numpy as np
 
-from ..host.adamw_plan import AdamWKey
-from .half import bf16_to_f32, f16_to_f32
-from ._jit import jit
-from .launch import kernel
-from .primitives import (
-    add, adds, alloc_buffer, big_small_lane_range, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
-    cast_f32_to_f16, data_copy, data_copy_pad, div, duplicate, mul, muls, preload, sub, trace_work, vmax,
+from ...config import COMPUTE_OPS
+from ...kernels import (
+    add,
+    adds,
+    alloc_buffer,
+    big_small_lane_range,
+    cast_bf16_to_f32,
+    cast_f16_to_f32,
+    cast_f32_to_bf16,
+    cast_f32_to_f16,
+    constant,
+    data_copy,
+    data_copy_pad,
+    div,
+    duplicate,
+    kernel,
+    mul,
+    muls,
+    preload,
+    sub,
+    trace_work,
+    vmax,
     vsqrt,
 )
+from ...kernels._jit import jit
+from ...kernels.half import bf16_to_f32, f16_to_f32
+from .plan import AdamWKey
 
-
-COMPUTE_OPS = 16  # about the vector ops of one tile's Compute, over which the next tile is preloaded
+# TilingKey fields (AdamWKey): 0 or 1.
+Amsgrad = constant("Amsgrad", "1: v is max(max_grad_norm, v) before the square root")
+Maximize = constant("Maximize", "1: the gradient is negated")
+# Datatype specialization (set by the op, see api._problem).
+IO = constant("IO", "element type of the GM tensors and queues: float32, or uint16 holding fp16/bf16")
+DTYPE = constant("DTYPE", "0 fp32, 1 fp16, 2 bf16")
+VARIANT = constant("VARIANT", "0 seed/TBE op order, 1 A2 op order")
+CAST = constant("CAST", "compute through fp32 work tiles, rounding once at the end")
 
 
 @jit(always_inline=True)
@@ -39,22 +60,21 @@ def _as_f32(value):
 # nrt=False: the body allocates nothing, so it needs no reference counts (see launch.kernel).
 @kernel(tiling_key=AdamWKey, nrt=False)
 def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v_out, t):
-    # Constants injected per specialization (TilingKey fields and datatype).
-    amsgrad = Amsgrad == 1  # noqa: F821
-    maximize = Maximize == 1  # noqa: F821
+    amsgrad = Amsgrad == 1
+    maximize = Maximize == 1
     # Init: this lane's blocks (big/small split) and every UB buffer, bound once.
     start, end = big_small_lane_range(ctx, t.bigCores, t.smallBlocks, t.blockElems, t.totalLength)
     tile = t.tileDataNum
-    in_var = alloc_buffer(ctx, 2 * tile, IO)  # noqa: F821
-    in_m = alloc_buffer(ctx, 2 * tile, IO)  # noqa: F821
-    in_v = alloc_buffer(ctx, 2 * tile, IO)  # noqa: F821
-    in_g = alloc_buffer(ctx, 2 * tile, IO)  # noqa: F821
+    in_var = alloc_buffer(ctx, 2 * tile, IO)
+    in_m = alloc_buffer(ctx, 2 * tile, IO)
+    in_v = alloc_buffer(ctx, 2 * tile, IO)
+    in_g = alloc_buffer(ctx, 2 * tile, IO)
     if amsgrad:
-        in_mgn = alloc_buffer(ctx, 2 * tile, IO)  # noqa: F821
-    out_var = alloc_buffer(ctx, 2 * tile, IO)  # noqa: F821
-    out_m = alloc_buffer(ctx, 2 * tile, IO)  # noqa: F821
-    out_v = alloc_buffer(ctx, 2 * tile, IO)  # noqa: F821
-    if CAST:  # noqa: F821
+        in_mgn = alloc_buffer(ctx, 2 * tile, IO)
+    out_var = alloc_buffer(ctx, 2 * tile, IO)
+    out_m = alloc_buffer(ctx, 2 * tile, IO)
+    out_v = alloc_buffer(ctx, 2 * tile, IO)
+    if CAST:
         w_var = alloc_buffer(ctx, tile, np.float32)
         w_m = alloc_buffer(ctx, tile, np.float32)
         w_v = alloc_buffer(ctx, tile, np.float32)
@@ -64,14 +84,14 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
         t1 = alloc_buffer(ctx, tile, np.float32)
         t2 = alloc_buffer(ctx, tile, np.float32)
     else:
-        t1 = alloc_buffer(ctx, tile, IO)  # noqa: F821
-        t2 = alloc_buffer(ctx, tile, IO)  # noqa: F821
+        t1 = alloc_buffer(ctx, tile, IO)
+        t2 = alloc_buffer(ctx, tile, IO)
 
     # Scalars (scalar unit): read from GM in the tensor type, then all derived values in fp32.
     one = np.float32(1.0)
-    if DTYPE == 0:  # noqa: F821
+    if DTYPE == 0:
         widen = _as_f32
-    elif DTYPE == 1:  # noqa: F821
+    elif DTYPE == 1:
         widen = f16_to_f32
     else:
         widen = bf16_to_f32
@@ -106,8 +126,8 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
             if amsgrad:
                 preload(ctx, max_grad_norm, pos + n, ahead, COMPUTE_OPS)
         # Compute tensors: the queue slots themselves, or fp32 work tiles cast from them.
-        if CAST:  # noqa: F821
-            if DTYPE == 1:  # noqa: F821
+        if CAST:
+            if DTYPE == 1:
                 cast_f16_to_f32(ctx, w_var, in_var[q:], n_al)
                 cast_f16_to_f32(ctx, w_m, in_m[q:], n_al)
                 cast_f16_to_f32(ctx, w_v, in_v[q:], n_al)
@@ -133,7 +153,7 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
 
         if maximize:
             muls(ctx, g_c, g_c, -one, n_al)
-        if VARIANT == 0:  # noqa: F821  seed / TBE order
+        if VARIANT == 0:  # seed / TBE order
             muls(ctx, t1, m_c, beta1, n_al)                 # m*b1
             muls(ctx, t2, g_c, beta1 - one, n_al)           # (b1-1)*gt
             sub(ctx, m_o, t1, t2, n_al)
@@ -174,8 +194,8 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
             muls(ctx, t2, t2, step, n_al)                   # * (lr/(b1o-1))
             add(ctx, var_o, var_o, t2, n_al)
 
-        if CAST:  # noqa: F821  round once, into the out-queue slots
-            if DTYPE == 1:  # noqa: F821
+        if CAST:  # round once, into the out-queue slots
+            if DTYPE == 1:
                 cast_f32_to_f16(ctx, out_var[q:], var_o, n_al)
                 cast_f32_to_f16(ctx, out_m[q:], m_o, n_al)
                 cast_f32_to_f16(ctx, out_v[q:], v_o, n_al)

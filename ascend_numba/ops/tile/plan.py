@@ -14,10 +14,10 @@ import functools
 from dataclasses import dataclass
 from typing import Sequence
 
-from .platform import Platform, check_block_dim, get_platform
-from .split import align_down, ceil_div
-from .tiling import int32, to_array
-from .tiling_key import TilingKeyField
+from ...host.platform import Platform, check_block_dim, get_platform
+from ...host.split import align_down, ceil_div
+from ...host.tiling import int32, to_array
+from ...host.tiling_key import TilingKeyField
 
 __all__ = [
     "TooManyDims", "MAX_DIMS", "PATHS", "TileKey", "TileTilingData", "TileTilingData64", "TilePlan",
@@ -215,6 +215,18 @@ def _aligned(elems: int, elem_bytes: int, block: int) -> bool:
     return (elems * elem_bytes) % block == 0
 
 
+GATHER_MAX_INNER = 16         # Gather takes rows of at most this many elements...
+GATHER_MAX_OUTPUT_INNER = 32  # ...repeated into output rows of at most this many
+
+
+def gather_takes(inner: int, inner_mult: int, ndim: int, elem_bytes: int) -> bool:
+    """The Gather path's test on a row the block does not align: short rows repeated into short
+    output rows, and past 2 dims elements of 2 bytes or more.  The kernel compiles this same
+    function (its PerRow path leaves such rows to Gather)."""
+    return (inner_mult > 1 and inner <= GATHER_MAX_INNER and inner * inner_mult <= GATHER_MAX_OUTPUT_INNER
+            and (ndim <= 2 or elem_bytes >= 2))
+
+
 def _choose_path(shape, mult, elem_bytes, block_dim, buf_elems, block) -> str:
     n = len(shape)
     inner, inner_mult = shape[-1], mult[-1]
@@ -227,7 +239,7 @@ def _choose_path(shape, mult, elem_bytes, block_dim, buf_elems, block) -> str:
         return "doubling"
     if _aligned(out_inner, elem_bytes, block) and out_inner <= buf_elems and inner_aligned and inner_mult > 2:
         return "build"
-    if not inner_aligned and inner_mult > 1 and inner <= 16 and out_inner <= 32 and (n <= 2 or elem_bytes >= 2):
+    if not inner_aligned and gather_takes(inner, inner_mult, n, elem_bytes):
         return "gather"
     return "per_row"
 
@@ -247,7 +259,8 @@ def path_preconditions(shape, mult, elem_bytes, buf_elems, block) -> dict[str, s
         else "innerDim aligned to 32 bytes and innerDim * 2 <= bufElems",
         "build": None if inner_aligned and out_inner <= buf_elems
         else "innerDim aligned to 32 bytes and outputInnerDim <= bufElems",
-        "gather": None if inner <= 16 and out_inner <= 32 else "innerDim <= 16 and outputInnerDim <= 32",
+        "gather": None if inner <= GATHER_MAX_INNER and out_inner <= GATHER_MAX_OUTPUT_INNER
+        else f"innerDim <= {GATHER_MAX_INNER} and outputInnerDim <= {GATHER_MAX_OUTPUT_INNER}",
         "per_row": None,
     }
 

@@ -27,19 +27,26 @@ MTE3 -> MTE2 barrier on the device; lanes here run their copies in order.
 
 import numpy as np
 
-from ..host.tile_plan import TileKey
-from ._jit import jit
-from .launch import kernel
-from .primitives import (
-    adds, alloc_buffer, contiguous_lane_range, data_copy, data_copy_pad, gather, set_value, trace_work,
+from ...config import SPLIT_MULT_DOUBLING_BYTES
+from ...kernels import (
+    adds,
+    alloc_buffer,
+    constant,
+    contiguous_lane_range,
+    data_copy,
+    data_copy_pad,
+    gather,
+    kernel,
+    set_value,
+    trace_work,
 )
+from ...kernels._jit import jit
+from .plan import TileKey, gather_takes
 
+Path = constant("Path", "TileKey field: the path the host chose, 1-5 in PATHS order")
 SPLIT_MULT, DOUBLING, BUILD, GATHER, PER_ROW = TileKey.Path.values
 
-# SplitMult lanes double their row in UB only this far: lanes that share a host thread each
-# redo their doubling one after another (on the device they run side by side), and past a few
-# KB a bigger doubled block saves fewer writes than the doubling costs.
-SPLIT_MULT_DOUBLING_BYTES = 8192
+_gather_takes = jit(always_inline=True)(gather_takes)  # the host's test, compiled: one definition
 
 
 @jit(always_inline=True)
@@ -275,7 +282,7 @@ def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
     # rank > 2 off Gather), with few repeats, are read in batches (one row per UB block) and
     # written with one strided DataCopyPad per repeat: a run of consecutive source rows.
     inner = inner_b // eb
-    gather_takes_it = mult > 1 and inner <= 16 and inner * mult <= 32 and (t.numDims <= 2 or eb >= 2)
+    gather_takes_it = _gather_takes(inner, mult, t.numDims, eb)
     batched = inner_b < bb and mult <= 16 and not gather_takes_it
     run = t.inputShape[t.numDims - 2] if t.numDims >= 2 else 1
     row, end = contiguous_lane_range(ctx, outer)
@@ -315,7 +322,7 @@ def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
 
 @kernel(tiling_key=TileKey, nrt=False)
 def tile_kernel(ctx, x, y, t):
-    path = Path  # noqa: F821 - the TileKey field, a compile-time constant: the other paths fold away
+    path = Path  # a compile-time constant: the other paths fold away
     # Init: the row geometry, and three UB buffers of ubSize bytes bound for the kernel's life.
     geometry = _geometry(t)
     buf_b = t.ubSize

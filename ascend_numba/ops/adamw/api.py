@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import functools
-
 import ml_dtypes
 import numpy as np
 
-from ..errors import ParamDtypeError, ParamInvalidError, ParamNullptrError
-from ..host.adamw_plan import DTYPE_CODES, VARIANTS, computes_in_fp32, plan_adamw
-from ..host.platform import get_platform
-from ..host.tiling import numpy_dtype
-from ..kernels.adamw import adamw_kernel
-from ..kernels.launch import as_gm
-from ._args import check_block_dim, empty
+from ...errors import ParamDtypeError, ParamInvalidError, ParamNullptrError
+from ...host.platform import get_platform
+from ...kernels.launch import as_gm
+from .._args import check_block_dim, empty
+from ..problem import Problem, problem_cache
+from .kernel import adamw_kernel
+from .plan import DTYPE_CODES, VARIANTS, computes_in_fp32, plan_adamw
 
 __all__ = ["apply_adamw", "ADAMW_DTYPES", "check_adamw_args", "check_adamw_aliasing"]
 
@@ -139,44 +137,19 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     mgn = as_gm(np.ascontiguousarray(max_grad_norm), "max_grad_norm") if amsgrad else inputs[0][:1]
     gm_args = (*inputs, mgn, as_gm(scalar_array, "scalars"),
                *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v"))))
-    if not (trace or checked):
-        problem.launch(gm_args)
-        return outs
-    plan = problem.plan
-    result = adamw_kernel.launch_prepared(
-        gm_args, plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim, plat, problem.constants,
-        trace=trace, checked=checked, scratch=() if inplace else (6, 7, 8))
+    result = problem.run(gm_args, trace=trace, checked=checked, fresh=() if inplace else ("var_out", "m_out", "v_out"))
     if trace:
         result.info.update(dtype=ADAMW_DTYPES[dtype], variant=variant, amsgrad=bool(amsgrad),
-                           maximize=bool(maximize), tile=plan.tiling.tileDataNum)
+                           maximize=bool(maximize), tile=problem.tiling.tileDataNum)
         return outs, result
     return outs
 
 
-class _AdamWProblem:
-    """What one problem (element count, dtype, variant, key, lanes, platform) fixes before any
-    data: the plan, the kernel's compile-time constants and, once a plain call needs it, the
-    prepared launch."""
-
-    def __init__(self, size: int, dtype_name: str, variant: str, amsgrad: bool, maximize: bool, block_dim, plat):
-        self.plan = plan_adamw(size, dtype_name, variant, amsgrad, maximize, block_dim, plat)
-        io = np.float32 if dtype_name == "float32" else np.uint16
-        self.constants = {**self.plan.key, "IO": io, "DTYPE": DTYPE_CODES[dtype_name],
-                          "VARIANT": VARIANTS.index(variant), "CAST": computes_in_fp32(dtype_name, variant)}
-        # What the launch's GM tensors add up to: var, m, v, grad, max_grad_norm (one element
-        # when unused), the seven scalars and the three outputs.
-        itemsize = np.dtype(io).itemsize
-        self.gm_bytes = (7 * size + (size if amsgrad else 1) + 7) * itemsize
-
-    @functools.cached_property
-    def launch(self):
-        # Built on first use: a traced or checked caller must not compile the plain launcher.
-        plan = self.plan
-        return adamw_kernel.prepare(plan.tiling_array, numpy_dtype(type(plan.tiling)), plan.block_dim,
-                                    plan.platform, self.constants, gm_bytes=self.gm_bytes)
-
-
-@functools.lru_cache(maxsize=1024)
-def _problem(size: int, dtype_name: str, variant: str, amsgrad: bool, maximize: bool, block_dim,
-             plat) -> _AdamWProblem:
-    return _AdamWProblem(size, dtype_name, variant, amsgrad, maximize, block_dim, plat)
+@problem_cache
+def _problem(size: int, dtype_name: str, variant: str, amsgrad: bool, maximize: bool, block_dim, plat) -> Problem:
+    """The plan and the kernel's compile-time constants: the TilingKey and the datatype."""
+    plan = plan_adamw(size, dtype_name, variant, amsgrad, maximize, block_dim, plat)
+    io = np.float32 if dtype_name == "float32" else np.uint16
+    constants = {**plan.key, "IO": io, "DTYPE": DTYPE_CODES[dtype_name], "VARIANT": VARIANTS.index(variant),
+                 "CAST": computes_in_fp32(dtype_name, variant)}
+    return Problem(adamw_kernel, plan.tiling, plan.block_dim, plat, constants)

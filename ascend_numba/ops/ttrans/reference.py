@@ -49,3 +49,18 @@ def ncdhw_to_fractal_z_3d(x, c0: int, n0: int) -> np.ndarray:
     # [N', C1, C0, D, H, W] -> [D, C1, H, W, N', C0]
     y = xp.reshape(n1 * n0, c1, c0, d, h, w).transpose(3, 1, 4, 5, 0, 2)
     return np.ascontiguousarray(y).reshape(d * c1 * h * w, n1, n0, c0)
+
+
+def convert_format_reference(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16,
+                             c: int | None = None) -> np.ndarray:
+    """``convert_format`` by the four references above (``c0`` defaults to 32 / itemsize)."""
+    x = np.asarray(x)
+    dst = dst.upper()
+    c0 = c0 or 32 // x.itemsize
+    if dst in ("NC1HWC0", "GNC1HWC0"):
+        return nchw_to_nc1hwc0(x, c0)
+    if dst in ("NCHW", "GNCHW"):
+        return nc1hwc0_to_nchw(x, c)
+    if dst == "FRACTAL_Z":
+        return nc1hwc0_to_fractal_z(x, n0)
+    return ncdhw_to_fractal_z_3d(x, c0, n0)

@@ -2,12 +2,11 @@
 
 import numpy as np
 
-from .launch import kernel
-from .primitives import alloc_buffer, big_small_lane_range, data_copy, data_copy_pad
+from ...kernels import alloc_buffer, big_small_lane_range, data_copy, data_copy_pad, kernel
 
 
 @kernel(nrt=False)
-def staged_copy(ctx, src, dst, tiling):
+def copy_kernel(ctx, src, dst, tiling):
     start, end = big_small_lane_range(ctx, tiling.bigCores, tiling.smallBlocks, tiling.blockBytes,
                                       tiling.totalBytes)
     ping = alloc_buffer(ctx, tiling.bufBytes, np.uint8)
@@ -17,7 +16,8 @@ def staged_copy(ctx, src, dst, tiling):
     while pos < end:
         buf = ping if step % 2 == 0 else pong
         n = min(tiling.bufBytes, end - pos)
-        data_copy(ctx, buf, 0, src, pos, n)
+        # Whole blocks in (the tail's last block reads GM padding), exactly n bytes out.
+        data_copy(ctx, buf, 0, src, pos, (n + tiling.blockBytes - 1) // tiling.blockBytes * tiling.blockBytes)
         if n % tiling.blockBytes == 0:
             data_copy(ctx, dst, pos, buf, 0, n)
         else:  # the tensor's last bytes: exact write

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from .platform import Platform
-from .split import align_down, align_up, ceil_div
+from ...host.platform import Platform
+from ...host.split import align_down, align_up, ceil_div
 
 __all__ = [
-    "TTransRuleError", "CONVERSIONS", "A5_CONVERSIONS", "FORMAT_NDIM", "conversion_output_shape", "resolve_c0",
+    "TTransRuleError", "TTRANS_DTYPES", "CONVERSIONS", "A5_CONVERSIONS", "FORMAT_NDIM", "conversion_output_shape",
+    "resolve_c0",
     "check_given_c0", "row_stride", "elem_per_block", "ttrans_tmp_bytes",
     "check_ttrans_dtype", "default_c0", "TransposeTilingData", "FractalZTilingData", "FractalZ3DTilingData",
     "plan_transpose_blocks", "plan_fractal_z", "plan_fractal_z_3d", "transpose_tile_paths",
@@ -38,6 +39,8 @@ A5_CONVERSIONS = {("NCHW", "NC1HWC0"), ("GNCHW", "GNC1HWC0"), ("NC1HWC0", "FRACT
 FORMAT_NDIM = {"NCHW": 4, "GNCHW": 5, "NC1HWC0": 5, "GNC1HWC0": 6, "NCDHW": 5}
 
 # Element types the Ascend TTRANS takes, by width (A2/A3 and A5 alike); float8 on A5 only, as raw bytes.
+# The device's TTRANS element types by name (what the golden CLI and the registry offer).
+TTRANS_DTYPES = ("float32", "int32", "uint32", "float16", "bfloat16", "int16", "uint16", "int8", "uint8")
 _TYPES_BY_WIDTH = {
     4: {np.dtype(np.uint32), np.dtype(np.int32), np.dtype(np.float32)},
     2: {np.dtype(np.uint16), np.dtype(np.int16), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)},

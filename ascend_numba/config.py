@@ -1,0 +1,63 @@
+"""Tunables: every number chosen by measurement rather than by the device, in one place.
+
+Each says what it trades and the measurement that chose it (this project's 2-core x86 machines;
+``bench/`` re-measures the effects).  Values the device fixes (block size, UB size, lanes) live
+in :mod:`ascend_numba.host.platform`; layouts (trace rows, lane state) beside their readers.
+Compiled code reads these as compile-time constants: changing one recompiles (the cache tag
+covers this file).
+"""
+
+# ---- copies (kernels/primitives/dma.py) ---------------------------------------------------------
+
+# Below this many bytes a copy is a byte loop instead of a libc memmove call: the call's fixed
+# cost is more than the bytes.  bench/test_bench_primitives.py::test_small_copy_threshold
+# times both sides of it.
+SMALL_COPY = 32
+
+# UB -> GM rows shorter than this are written with plain stores even in a streaming launch: a
+# row must cover whole 64-byte lines for a non-temporal store to pay, and a line written by both
+# kinds of store cost 5x (a9e15e0, a misaligned ``out=``).
+# bench/test_bench_primitives.py::test_streaming_row_threshold times both sides of it.
+STREAM_MIN_ROW_BYTES = 256
+
+# Launches whose GM tensors add up to this many bytes write GM with streaming (non-temporal)
+# stores: output that big would only push the inputs and the UB out of the CPU caches.  A 4096^2
+# fp32 transpose (128 MB of GM) went from 12 to 7.5 ms with them (a9e15e0).
+STREAM_BYTES = 32 << 20
+
+# ---- Tile (ops/tile/kernel.py) -------------------------------------------------------------------
+
+# SplitMult lanes double their row in UB only this far: lanes that share a host thread each redo
+# their doubling one after another (on the device they run side by side), and past a few KB a
+# bigger doubled block saves fewer writes than the doubling costs (c5153a4: the SplitMult bench
+# cases were slowest with the whole buffer, fastest at 8 KB).
+SPLIT_MULT_DOUBLING_BYTES = 8192
+
+# ---- ApplyAdamW (ops/adamw/kernel.py) ------------------------------------------------------------
+
+# The vector ops of one tile's Compute over which the next tile's inputs are preloaded: each op
+# fetches 1/COMPUTE_OPS of them.  The Compute has 16-19 ops; preloading over them took 16M fp32
+# from ~31 to ~26 ms and bf16 from ~31 to ~28 ms (6c2e65d, same-process A/B).
+COMPUTE_OPS = 16
+
+# ---- launches (kernels/launch.py) ----------------------------------------------------------------
+
+# Events logged per lane in a trace; later ones are only counted.  A size budget, not a speed:
+# a trace row is 8 * (17 + 3 * capacity) bytes per lane, so 4096 keeps a 48-lane trace under 5 MB.
+TRACE_CAPACITY = 4096
+
+# ---- host-side memory (memory.py, ops) -----------------------------------------------------------
+
+# Results of at least this many bytes come from the output pool: below it glibc's heap already
+# returns warm pages, and a lease costs ~10 us (f95f645).  A fresh 64 MB result costs ~5 ms of
+# page faults, as much as the kernel that fills it.
+MIN_POOLED_BYTES = 32 << 20
+
+# Pooled results start on a 64-byte line from this size, so streamed rows are whole lines as often
+# as the layout allows; aligning cost ~2 us a call, and streaming needs 32 MB launches (3e2df76).
+ALIGNED_RESULT_BYTES = 4 << 20
+
+# Problems (plan, constants, prepared launch) each op remembers, for harnesses that repeat calls
+# on the same shapes: a remembered call skips ~10 us of checks and planning (e0f4e6d: the 1 MB
+# int8 Tile cases were ~10 us of Python over a ~20 us kernel).
+PROBLEM_CACHE_SIZE = 1024

@@ -1,0 +1,59 @@
+"""Compiled kernel primitives, one module per family (SPEC §3).
+
+=============  ====================================================================================
+``context``    the lane: ``in_ub``, lane ranges, ``lane_error``, ``count_event``, ``trace_work``
+``memory``     UB buffers: ``alloc_buffer`` (TPipe::InitBuffer), ``reinterpret`` (TRESHAPE)
+``dma``        ``data_copy``, ``data_copy_pad``, ``gather`` and the byte copies under them
+``preload``    ``preload``: the next tile's CopyIn, fetched over the vector ops (MTE2 ahead)
+``vector``     Duplicate, Adds, Muls, Add, Sub, Mul, Div, Max, Sqrt, the casts, SetValue
+``ttrans``     TTRANS, the tile transpose
+``llvm``       the LLVM intrinsics the copies are built from
+=============  ====================================================================================
+
+Every primitive takes the lane context ``ctx`` first, the way an Ascend C kernel always has its
+core at hand.  Tensors are 1-D NumPy views: a GM tensor is the caller's array (flat); a local
+tensor is a typed view of the lane's UB bytes returned by :func:`alloc_buffer` at Init and kept
+for the whole kernel.  Each primitive's checked-mode rule (``check_*``, made a hook by
+:func:`ascend_numba.kernels.check.checked_rule`) and its trace hook sit beside it: tracing and
+checking dispatch on the type of ``ctx`` (:class:`TracedLane`, :class:`CheckedLane`) and compile
+to nothing with a plain :class:`Lane`.
+"""
+
+from ..lane import CheckedLane, Lane, TracedLane
+from .context import (
+    big_small_lane_range,
+    contiguous_lane_range,
+    count_event,
+    in_ub,
+    lane_error,
+    trace_work,
+)
+from .dma import copy_bytes, data_copy, data_copy_pad, gather
+from .memory import alloc_buffer, reinterpret
+from .preload import preload
+from .ttrans import ttrans
+from .vector import (
+    add,
+    adds,
+    cast_bf16_to_f32,
+    cast_f16_to_f32,
+    cast_f32_to_bf16,
+    cast_f32_to_f16,
+    div,
+    duplicate,
+    mul,
+    muls,
+    set_value,
+    sub,
+    vmax,
+    vsqrt,
+)
+
+__all__ = [
+    "Lane", "TracedLane", "CheckedLane",
+    "in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
+    "alloc_buffer", "reinterpret",
+    "data_copy", "data_copy_pad", "gather", "copy_bytes", "preload", "ttrans",
+    "set_value", "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
+    "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16",
+]

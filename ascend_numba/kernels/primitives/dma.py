@@ -1,0 +1,303 @@
+"""Data movement: DataCopy, DataCopyPad and Gather, with the byte copies under them.
+
+Every copy is clamped to the bytes its two tensors really have, so a bad offset can never write
+outside an array (GM padding is virtual: reads past a tensor's end leave the destination bytes
+as they were, writes past it are dropped).  Offsets are in elements of the tensor they index, so
+``data_copy(ctx, dst, d, src, s, n)`` reads as Ascend C's ``DataCopy(dst[d], src[s], n)``.
+
+Checked-mode rules beside the primitives: :func:`check_transfer` (DataCopy, DataCopyPad) and
+:func:`check_gather`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import carray
+
+from ...config import SMALL_COPY, STREAM_MIN_ROW_BYTES
+from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE, RULE
+from ...host.trace import DIR_LOCAL, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER
+from .._jit import jit
+from ..check import (
+    checked_rule,
+    claim,
+    first_unwritten,
+    gm_range,
+    is_local_operand,
+    is_ub,
+    mark_written,
+    ub_aligned,
+    ub_range_ok,
+    ub_read_ok,
+    violation,
+)
+from ..lane import STATE_STREAM, _address, _load_i64, _voidptr
+from .context import copy_direction, in_ub, trace_copy
+from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
+
+__all__ = ["data_copy", "data_copy_pad", "gather", "copy_bytes"]
+
+PRIM_DATA_COPY = PRIMITIVE["DataCopy"]
+PRIM_DATA_COPY_PAD = PRIMITIVE["DataCopyPad"]
+PRIM_GATHER = PRIMITIVE["Gather"]
+RULE_COPY_COUNT_ALIGN = RULE["data-copy-count-unaligned"]
+
+
+# ---- the byte copies ----------------------------------------------------------------------------
+
+
+@jit(always_inline=True)
+def copy_bytes(dst, dst_byte, src, src_byte, nbytes):
+    """Copy bytes, clamped to both arrays; out-of-range parts are dropped."""
+    if dst_byte < 0 or src_byte < 0 or nbytes <= 0:
+        return
+    n = min(nbytes, dst.nbytes - dst_byte, src.nbytes - src_byte)
+    if n >= SMALL_COPY:
+        memmove_bytes(dst, dst_byte, src, src_byte, n)
+    elif n > 0:
+        copy_short(dst, dst_byte, src, src_byte, n)
+
+
+@jit(inline="always")
+def _copy_rows_fixed(dst, d, dst_pitch, src, s, src_pitch, block_count, width):
+    # Inlined at its four call sites so ``width`` stays a literal: each move is a single one.
+    for _ in range(block_count):
+        copy_fixed(dst, d, src, s, width)
+        s += src_pitch
+        d += dst_pitch
+
+
+@jit(always_inline=True)
+def _copy_blocks_inside(dst, d, dst_pitch, src, s, src_pitch, block_count, block_len):
+    """Strided block copies known to lie inside both arrays; word-sized blocks take one move each."""
+    if block_len == 4:
+        _copy_rows_fixed(dst, d, dst_pitch, src, s, src_pitch, block_count, 4)
+    elif block_len == 8:
+        _copy_rows_fixed(dst, d, dst_pitch, src, s, src_pitch, block_count, 8)
+    elif block_len == 2:
+        _copy_rows_fixed(dst, d, dst_pitch, src, s, src_pitch, block_count, 2)
+    elif block_len == 1:
+        _copy_rows_fixed(dst, d, dst_pitch, src, s, src_pitch, block_count, 1)
+    elif block_len < SMALL_COPY:
+        for _ in range(block_count):
+            copy_short(dst, d, src, s, block_len)
+            s += src_pitch
+            d += dst_pitch
+    elif block_len % 32 == 0 and block_len <= 1024 and _disjoint(dst, src):
+        # Rows of whole 32-byte words between two buffers: inline moves beat a libc call each.
+        for _ in range(block_count):
+            for w in range(0, block_len, 32):
+                copy_fixed(dst, d + w, src, s + w, 32)
+            s += src_pitch
+            d += dst_pitch
+    else:
+        for _ in range(block_count):
+            memmove_bytes(dst, d, src, s, block_len)
+            s += src_pitch
+            d += dst_pitch
+
+
+@jit(always_inline=True)
+def _disjoint(a, b):
+    pa, pb = _address(a), _address(b)
+    return pa + a.nbytes <= pb or pb + b.nbytes <= pa
+
+
+@jit(always_inline=True)
+def _stream_bytes(dst, d, src, s, n):
+    """``n`` bytes, inside both arrays: whole 64-byte cache lines with streaming stores, the
+    partial lines at either end with plain ones (a line must not get both kinds)."""
+    head = min(n, (64 - (_address(dst) + d) % 64) % 64)
+    if head > 0:
+        copy_bytes(dst, d, src, s, head)
+    k = head
+    while k + 64 <= n:
+        stream_word(dst, d + k, src, s + k)
+        stream_word(dst, d + k + 32, src, s + k + 32)
+        k += 64
+    if k < n:
+        copy_bytes(dst, d + k, src, s + k, n - k)
+
+
+@jit(always_inline=True)
+def _streaming(ctx, dst, src):
+    # UB -> GM in a launch the host marked (big GM tensors): the device's MTE3 writes GM without
+    # going through a core's cache either.
+    return _load_i64(ctx.state_addr, STATE_STREAM) != 0 and in_ub(ctx, src) and not in_ub(ctx, dst)
+
+
+# ---- checked-mode rules: True when the primitive may run ------------------------------------------
+
+@checked_rule
+@jit
+def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbytes, src_byte, block_count,
+                   block_len, src_pitch, dst_pitch):
+    """DataCopy / DataCopyPad: bounds (GM with padding, UB and the tile's buffer), UB alignment,
+    DataCopy block multiple, UB bytes read written since Init, one GM writer per byte."""
+    if block_count <= 0 or block_len <= 0:
+        return True
+    if prim == PRIM_DATA_COPY and block_len % ctx.block_bytes != 0:
+        violation(ctx, RULE_COPY_COUNT_ALIGN, prim, OPERAND_SRC, block_len, ctx.block_bytes, 0, 0, 0)
+        return False
+    src_ext = (block_count - 1) * src_pitch + block_len
+    dst_ext = (block_count - 1) * dst_pitch + block_len
+    if is_ub(ctx, src_addr):
+        if not (ub_aligned(ctx, prim, OPERAND_SRC, src_addr, src_byte)
+                and ub_range_ok(ctx, prim, OPERAND_SRC, src_addr, src_nbytes, src_byte, src_ext)):
+            return False
+        for k in range(block_count):
+            if not ub_read_ok(ctx, prim, OPERAND_SRC, src_addr, src_byte + k * src_pitch, block_len):
+                return False
+    elif gm_range(ctx, prim, OPERAND_SRC, src_addr, src_byte, src_ext)[0] < 0:
+        return False
+    if is_ub(ctx, dst_addr):
+        if not (ub_aligned(ctx, prim, OPERAND_DST, dst_addr, dst_byte)
+                and ub_range_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, dst_byte, dst_ext)):
+            return False
+        for k in range(block_count):
+            mark_written(ctx, dst_addr - ctx.ub_addr + dst_byte + k * dst_pitch, block_len)
+        return True
+    r, off = gm_range(ctx, prim, OPERAND_DST, dst_addr, dst_byte, dst_ext)
+    if r < 0:
+        return False
+    for k in range(block_count):
+        if not claim(ctx, prim, r, off + k * dst_pitch, block_len):
+            return False
+    return True
+
+
+@checked_rule
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, table_nbytes, itemsize, base, count):
+    """Gather: every offset inside the source tile, every byte read written since Init."""
+    if count <= 0:
+        return True
+    p = PRIM_GATHER
+    for operand, addr in ((OPERAND_DST, dst_addr), (OPERAND_SRC, src_addr), (OPERAND_SRC1, table_addr)):
+        if not is_local_operand(ctx, p, operand, addr):
+            return False
+    if not (ub_range_ok(ctx, p, OPERAND_SRC1, table_addr, table_nbytes, 0, count * 4)
+            and ub_read_ok(ctx, p, OPERAND_SRC1, table_addr, 0, count * 4)
+            and ub_range_ok(ctx, p, OPERAND_DST, dst_addr, dst_nbytes, 0, count * itemsize)):
+        return False
+    table = carray(_voidptr(table_addr), count, np.uint32)
+    lo, hi = table[0], table[0]
+    for i in range(count):
+        lo = min(lo, table[i])
+        hi = max(hi, table[i])
+    first = (base + np.int64(lo) // itemsize) * itemsize
+    span = (np.int64(hi) // itemsize - np.int64(lo) // itemsize + 1) * itemsize
+    t0 = src_addr - ctx.ub_addr
+    inside = 0 <= first and first + span <= src_nbytes and 0 <= t0 + first and t0 + first + span <= ctx.ub_size
+    if not (inside and first_unwritten(ctx, t0 + first, span) < 0):
+        # Something in the span of the offsets is off: find the first element that is.
+        for i in range(count):
+            start = (base + np.int64(table[i]) // itemsize) * itemsize
+            if not (ub_range_ok(ctx, p, OPERAND_SRC, src_addr, src_nbytes, start, itemsize)
+                    and ub_read_ok(ctx, p, OPERAND_SRC, src_addr, start, itemsize)):
+                return False
+    mark_written(ctx, dst_addr - ctx.ub_addr, count * itemsize)
+    return True
+
+
+# ---- the primitives ------------------------------------------------------------------------------
+
+@jit(always_inline=True)
+def data_copy(ctx, dst, dst_off, src, src_off, count):
+    """DataCopy(dst[dst_off], src[src_off], count): GM<->UB or UB<->UB, ``count`` source elements.
+
+    The device requires ``count * sizeof`` to be a multiple of the 32-byte block
+    (checked mode verifies it).
+    """
+    n = count * src.itemsize
+    if not check_transfer(ctx, PRIM_DATA_COPY, _address(dst), dst.nbytes, dst_off * dst.itemsize, _address(src),
+                          src.nbytes, src_off * src.itemsize, 1, n, n, n):
+        return
+    trace_copy(ctx, EVENT_DATA_COPY, copy_direction(ctx, dst, src), n)
+    copy_bytes(dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
+
+
+@jit(always_inline=True)
+def _pitch(is_local, block_len, stride, block_bytes):
+    # A local (UB) side keeps every block 32-byte aligned and strides in blocks; GM strides in bytes.
+    if is_local:
+        return (block_len + block_bytes - 1) // block_bytes * block_bytes + stride * block_bytes
+    return block_len + stride
+
+
+@jit(always_inline=True)
+def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_stride, dst_stride):
+    """DataCopyPad with DataCopyExtParams{blockCount, blockLen (bytes), srcStride, dstStride}.
+
+    Copies exactly ``block_len`` bytes per block.  Strides are gaps between
+    blocks: in bytes on the GM side, in 32-byte blocks on the UB side, where each
+    block starts on a block boundary.
+    """
+    bb = ctx.block_bytes
+    src_pitch = _pitch(in_ub(ctx, src), block_len, src_stride, bb)
+    dst_pitch = _pitch(in_ub(ctx, dst), block_len, dst_stride, bb)
+    s = src_off * src.itemsize
+    d = dst_off * dst.itemsize
+    if not check_transfer(ctx, PRIM_DATA_COPY_PAD, _address(dst), dst.nbytes, d, _address(src), src.nbytes, s,
+                          block_count, block_len, src_pitch, dst_pitch):
+        return
+    trace_copy(ctx, EVENT_DATA_COPY_PAD, copy_direction(ctx, dst, src), block_count * block_len)
+    if block_len <= 0 or block_count <= 0:
+        return
+    inside = s >= 0 and d >= 0 and src_pitch >= 0 and dst_pitch >= 0 \
+        and s + (block_count - 1) * src_pitch + block_len <= src.nbytes \
+        and d + (block_count - 1) * dst_pitch + block_len <= dst.nbytes
+    if inside and block_len >= STREAM_MIN_ROW_BYTES and dst_pitch != block_len and _streaming(ctx, dst, src):
+        # Rows scattered over GM: each line is written whole and not read back by this lane.
+        for _ in range(block_count):
+            _stream_bytes(dst, d, src, s, block_len)
+            s += src_pitch
+            d += dst_pitch
+        store_fence()
+        return
+    if src_pitch == block_len and dst_pitch == block_len:  # gapless on both sides: one copy
+        copy_bytes(dst, d, src, s, block_count * block_len)
+        return
+    if inside:
+        _copy_blocks_inside(dst, d, dst_pitch, src, s, src_pitch, block_count, block_len)
+        return
+    for _ in range(block_count):  # partly outside (GM padding): clamp each block
+        copy_bytes(dst, d, src, s, block_len)
+        s += src_pitch
+        d += dst_pitch
+
+
+@jit
+def gather(ctx, dst, src, offsets_bytes, base, count):
+    """Gather: ``dst[i] = src[base + offsets_bytes[i] / sizeof]`` for ``i < count`` (UB to UB).
+
+    Indices outside ``src`` are skipped.  The range is checked once over the
+    whole offset table, so the element loop is a plain indexed copy.
+    """
+    itemsize = src.itemsize
+    if not check_gather(ctx, _address(dst), dst.nbytes, _address(src), src.nbytes, _address(offsets_bytes),
+                        offsets_bytes.nbytes, itemsize, base, count):
+        return
+    n = min(count, dst.size, offsets_bytes.size)
+    if n <= 0:
+        return
+    trace_copy(ctx, EVENT_GATHER, DIR_LOCAL, n * itemsize)
+    shift = 0
+    while (1 << shift) < itemsize:
+        shift += 1
+    lo = offsets_bytes[0]
+    hi = offsets_bytes[0]
+    for i in range(n):
+        lo = min(lo, offsets_bytes[i])
+        hi = max(hi, offsets_bytes[i])
+    if (1 << shift) == itemsize and lo >= 0 and base >= 0 and base + (hi >> shift) < src.size:
+        b = np.uint64(base)
+        sh = np.uint64(shift)
+        for i in range(n):
+            # Unsigned indices: no negative-index wraparound test, so the loop stays tight.
+            dst[np.uint64(i)] = src[b + (np.uint64(offsets_bytes[i]) >> sh)]
+    else:
+        for i in range(n):
+            j = base + offsets_bytes[i] // itemsize
+            if j >= 0 and j < src.size:
+                dst[i] = src[j]

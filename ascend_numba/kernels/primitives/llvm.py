@@ -1,0 +1,122 @@
+"""LLVM-level building blocks of the copy primitives: byte moves, streaming stores, prefetch.
+
+Each is an intrinsic that emits a few instructions where a Python-level loop would cost more
+than the bytes it moves.  They take arrays and byte offsets and check nothing: the primitives
+in :mod:`.dma` clamp every range before calling them.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+__all__ = ["memmove_bytes", "copy_short", "copy_fixed", "stream_word", "store_fence", "prefetch_line"]
+
+
+def _byte_pointers(context, builder, signature, args):
+    """Codegen: the byte addresses ``dst + dst_byte`` and ``src + src_byte`` of an intrinsic
+    whose first four arguments are (dst array, dst_byte, src array, src_byte)."""
+    byte_ptr = ir.IntType(8).as_pointer()
+    d_arr = context.make_array(signature.args[0])(context, builder, args[0])
+    s_arr = context.make_array(signature.args[2])(context, builder, args[2])
+    return (builder.gep(builder.bitcast(d_arr.data, byte_ptr), [args[1]]),
+            builder.gep(builder.bitcast(s_arr.data, byte_ptr), [args[3]]))
+
+
+@intrinsic
+def memmove_bytes(typingctx, dst, dst_byte, src, src_byte, nbytes):
+    """llvm.memmove of ``nbytes`` between two arrays at byte offsets (libc speed, cacheable)."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)):
+        return None
+    sig = types.void(dst, types.intp, src, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        d_ptr, s_ptr = _byte_pointers(context, builder, signature, args)
+        cgutils.raw_memmove(builder, d_ptr, s_ptr, args[4], 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def copy_short(typingctx, dst, dst_byte, src, src_byte, nbytes):
+    """A forward byte loop for short copies, where a libc call costs more than the bytes."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)):
+        return None
+    sig = types.void(dst, types.intp, src, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        d_base, s_base = _byte_pointers(context, builder, signature, args)
+        with cgutils.for_range(builder, args[4]) as loop:
+            value = builder.load(builder.gep(s_base, [loop.index]))
+            builder.store(value, builder.gep(d_base, [loop.index]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def copy_fixed(typingctx, dst, dst_byte, src, src_byte, width):
+    """Copy a compile-time constant number of bytes: one unaligned load and store."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
+            and isinstance(width, types.IntegerLiteral)):
+        return None
+    nbytes = width.literal_value
+    sig = types.void(dst, types.intp, src, types.intp, width)
+
+    def codegen(context, builder, signature, args):
+        d_ptr, s_ptr = _byte_pointers(context, builder, signature, args)
+        cgutils.raw_memmove(builder, d_ptr, s_ptr, ir.Constant(ir.IntType(64), nbytes), 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def stream_word(typingctx, dst, dst_byte, src, src_byte):
+    """Copy 32 bytes with a non-temporal store (the destination byte address must be 32-aligned):
+    the line goes to memory without being read into the cache first."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)):
+        return None
+    sig = types.void(dst, types.intp, src, types.intp)
+
+    def codegen(context, builder, signature, args):
+        d_ptr, s_ptr = _byte_pointers(context, builder, signature, args)
+        word = ir.VectorType(ir.IntType(64), 4)
+        value = builder.load(builder.bitcast(s_ptr, word.as_pointer()), align=1)
+        store = builder.store(value, builder.bitcast(d_ptr, word.as_pointer()), align=32)
+        store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def store_fence(typingctx):
+    """A full fence: the lane's non-temporal stores are globally visible before anything after it."""
+    def codegen(context, builder, signature, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+@intrinsic
+def prefetch_line(typingctx, addr):
+    """Prefetch the cache line holding an integer address: a hint, it never faults or changes a value."""
+    if not isinstance(addr, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        byte_ptr = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = builder.module.declare_intrinsic("llvm.prefetch", fnty=ir.FunctionType(ir.VoidType(),
+                                                                                      [byte_ptr, i32, i32, i32]))
+        # read, keep in all cache levels, data cache
+        builder.call(fn, [builder.inttoptr(args[0], byte_ptr), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(addr), codegen

@@ -1,0 +1,66 @@
+"""UB buffers: binding them at Init (TPipe::InitBuffer) and viewing their bytes as another type.
+
+Checked-mode rule beside the primitive: an allocation past ``ub_size`` is ``ub-over-capacity``.
+"""
+
+from __future__ import annotations
+
+from numba import carray
+from numba.extending import overload
+from numba.np.numpy_support import as_dtype
+
+from ...host.check import OPERAND_DST, PRIMITIVE, RULE
+from .._jit import OVERLOAD_OPTIONS, jit
+from ..check import checked_rule, violation
+from ..lane import ERR_UB_CAPACITY, STATE_UB_TOP, _load_i64, _store_i64, _voidptr
+from .context import lane_error
+
+__all__ = ["alloc_buffer", "reinterpret"]
+
+PRIM_ALLOC_BUFFER = PRIMITIVE["alloc_buffer"]
+RULE_UB_CAPACITY = RULE["ub-over-capacity"]
+
+
+@checked_rule
+@jit
+def check_alloc_failed(ctx, end):
+    """alloc_buffer went past ub_size."""
+    violation(ctx, RULE_UB_CAPACITY, PRIM_ALLOC_BUFFER, OPERAND_DST, end, ctx.ub_size, 0, 0, 0)
+    return False
+
+
+def _itemsize(dtype):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_itemsize, jit_options=OVERLOAD_OPTIONS)
+def _ov_itemsize(dtype):
+    # A compile-time constant: no throwaway array per buffer (each was a heap allocation).
+    size = as_dtype(dtype.dtype).itemsize
+    return lambda dtype: size
+
+
+@jit(_nrt=True)  # returns an array view (an array value needs the runtime)
+def alloc_buffer(ctx, count, dtype):
+    """Bind ``count`` elements of ``dtype`` at the next block-aligned UB offset (TPipe::InitBuffer).
+
+    Call at Init and keep the view for the kernel's life.  Past ``ub_size``
+    the lane records ERR_UB_CAPACITY (the launch then raises) and gets an empty
+    view, so nothing it does afterwards can touch memory.  The view has no
+    reference count of its own: the UB outlives the launch.
+    """
+    nbytes = count * _itemsize(dtype)
+    top = _load_i64(ctx.state_addr, STATE_UB_TOP)
+    end = top + (nbytes + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes
+    if count < 0 or end > ctx.ub_size:
+        check_alloc_failed(ctx, end)
+        lane_error(ctx, ERR_UB_CAPACITY, end)
+        return carray(_voidptr(ctx.ub_addr), 0, dtype)
+    _store_i64(ctx.state_addr, STATE_UB_TOP, end)
+    return carray(_voidptr(ctx.ub_addr + top), count, dtype)
+
+
+@jit(_nrt=True)  # returns an array view
+def reinterpret(tensor, dtype):
+    """TRESHAPE: the same bytes, another element type (total bytes must divide evenly)."""
+    return tensor.view(dtype)

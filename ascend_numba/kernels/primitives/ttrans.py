@@ -1,0 +1,148 @@
+"""TTRANS, the tile transpose: ``dst[j*dst_stride + i] = src[i*src_stride + j]`` in UB.
+
+The vector path transposes 32-byte square blocks in registers through a temporary tile; the
+scalar path moves element by element.  Both give the same bytes; the lane counts which ran.
+
+Checked-mode rule beside the primitive: :func:`check_ttrans`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_TMP, PRIMITIVE
+from .._jit import jit
+from ..check import checked_rule, is_local_operand, mark_written, ub_aligned, ub_range_ok, ub_read_ok
+from ..lane import ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, _address
+from .context import count_event, lane_error
+from .dma import copy_bytes
+
+__all__ = ["ttrans", "align_up"]
+
+PRIM_TTRANS = PRIMITIVE["TTRANS"]
+
+
+@checked_rule
+@jit
+def check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, src_stride, tmp_addr, itemsize,
+                  rows, cols):
+    """TTRANS: three aligned UB tiles, the source rows read and the destination rows written in bounds."""
+    if rows <= 0 or cols <= 0:
+        return True
+    p = PRIM_TTRANS
+    for operand, addr in ((OPERAND_DST, dst_addr), (OPERAND_SRC, src_addr), (OPERAND_TMP, tmp_addr)):
+        if not (is_local_operand(ctx, p, operand, addr) and ub_aligned(ctx, p, operand, addr, 0)):
+            return False
+    if not ub_range_ok(ctx, p, OPERAND_SRC, src_addr, src_nbytes, 0, ((rows - 1) * src_stride + cols) * itemsize):
+        return False
+    for i in range(rows):
+        if not ub_read_ok(ctx, p, OPERAND_SRC, src_addr, i * src_stride * itemsize, cols * itemsize):
+            return False
+    if not ub_range_ok(ctx, p, OPERAND_DST, dst_addr, dst_nbytes, 0, ((cols - 1) * dst_stride + rows) * itemsize):
+        return False
+    for j in range(cols):
+        mark_written(ctx, dst_addr - ctx.ub_addr + j * dst_stride * itemsize, rows * itemsize)
+    return True
+
+
+@jit(always_inline=True)
+def align_up(n, unit):
+    return (n + unit - 1) // unit * unit
+
+
+@jit
+def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
+    """TTRANS: ``dst[j*dst_stride + i] = src[i*src_stride + j]`` for ``i < rows, j < cols``.
+
+    The vector path (when ``dst_stride % RowStride == 0``, ``src_stride % ElemPerBlock == 0``
+    and ``src_stride / ElemPerBlock <= 255``) transposes block by block into ``tmp``, laid out
+    ``[cols, ceil(rows/RowStride)*RowStride]``, then copies its rows to ``dst``; a smaller
+    ``tmp`` is a lane error.  Otherwise the scalar path moves element by element.  Both
+    give the same bytes; the lane counts which one ran.
+    """
+    itemsize = src.itemsize
+    if not check_ttrans(ctx, _address(dst), dst.nbytes, dst_stride, _address(src), src.nbytes, src_stride,
+                        _address(tmp), itemsize, rows, cols):
+        return
+    rs = 32 if itemsize == 1 else 16
+    epb = ctx.block_bytes // itemsize
+    if dst_stride % rs == 0 and src_stride % epb == 0 and src_stride // epb <= 255:
+        tmp_stride = align_up(rows, rs)
+        if tmp.size < cols * tmp_stride:
+            lane_error(ctx, ERR_TMP_TOO_SMALL, cols * tmp_stride)
+            return
+        count_event(ctx, STATE_TTRANS_VECTOR)
+        _blocked_transpose(tmp, tmp_stride, src, src_stride, rows, cols)
+        # tmp -> dst inside the instruction: no DataCopy of its own.
+        if rows == tmp_stride and dst_stride == tmp_stride:  # rows fill both pitches: one copy
+            copy_bytes(dst, 0, tmp, 0, cols * rows * itemsize)
+        else:
+            for j in range(cols):
+                copy_bytes(dst, j * dst_stride * itemsize, tmp, j * tmp_stride * itemsize, rows * itemsize)
+    else:
+        count_event(ctx, STATE_TTRANS_SCALAR)
+        ds = np.uint64(dst_stride)
+        ss = np.uint64(src_stride)
+        for i in range(np.uint64(rows)):
+            for j in range(np.uint64(cols)):
+                dst[j * ds + i] = src[i * ss + j]
+
+
+@intrinsic
+def _transpose_square(typingctx, dst, dst_off, dst_stride, src, src_off, src_stride):
+    """Transpose one square block of 32-byte rows (8x8 fp32, 16x16 fp16, 32x32 int8, 4x4 fp64)
+    in registers: load its rows as vectors, log2(B) rounds of interleaves, store the columns.
+    Offsets and strides in elements; the caller keeps the block inside both arrays."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
+        return None
+    itemsize = src.dtype.bitwidth // 8
+    side = 32 // itemsize
+    sig = types.void(dst, types.int64, types.int64, src, types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        d, d_off, d_stride, s, s_off, s_stride = args
+        elem = ir.IntType(8 * itemsize)
+        row_type = ir.VectorType(elem, side)
+        d_base = builder.bitcast(context.make_array(signature.args[0])(context, builder, d).data, elem.as_pointer())
+        s_base = builder.bitcast(context.make_array(signature.args[3])(context, builder, s).data, elem.as_pointer())
+
+        def row_pointer(base, off, stride, r):
+            index = builder.add(off, builder.mul(stride, ir.Constant(ir.IntType(64), r)))
+            return builder.bitcast(builder.gep(base, [index]), row_type.as_pointer())
+
+        rows = [builder.load(row_pointer(s_base, s_off, s_stride, r), align=1) for r in range(side)]
+        # Interleaving row i with row i + side/2, low and high halves, log2(side) times transposes.
+        half = side // 2
+        mask_type = ir.VectorType(ir.IntType(32), side)
+        low = ir.Constant(mask_type, [k for i in range(half) for k in (i, side + i)])
+        high = ir.Constant(mask_type, [k for i in range(half, side) for k in (i, side + i)])
+        for _ in range(side.bit_length() - 1):
+            rows = [v for i in range(half) for v in (builder.shuffle_vector(rows[i], rows[i + half], low),
+                                                     builder.shuffle_vector(rows[i], rows[i + half], high))]
+        for c in range(side):
+            builder.store(rows[c], row_pointer(d_base, d_off, d_stride, c), align=1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@jit(always_inline=True)
+def _blocked_transpose(tmp, ts, src, ss, rows, cols):
+    """``tmp[j*ts + i] = src[i*ss + j]``: whole 32-byte square blocks in registers, the edges
+    element by element (unsigned indices skip the negative-index test on every access)."""
+    side = 32 // src.itemsize
+    full_rows = rows // side * side
+    full_cols = cols // side * side
+    for i0 in range(0, full_rows, side):
+        for j0 in range(0, full_cols, side):
+            _transpose_square(tmp, j0 * ts + i0, ts, src, i0 * ss + j0, ss)
+    uts, uss = np.uint64(ts), np.uint64(ss)
+    for i in range(np.uint64(rows)):  # the columns past the last whole block
+        for j in range(np.uint64(full_cols), np.uint64(cols)):
+            tmp[j * uts + i] = src[i * uss + j]
+    for i in range(np.uint64(full_rows), np.uint64(rows)):  # the rows past the last whole block
+        for j in range(np.uint64(full_cols)):
+            tmp[j * uts + i] = src[i * uss + j]

@@ -1,0 +1,314 @@
+"""Vector unit: Duplicate, Adds, Muls, Add, Sub, Mul, Div, Max, Sqrt, the casts, and SetValue.
+
+Operands are UB tensors.  uint16 tiles are fp16 in arithmetic: each op is computed in fp32 and
+rounded to fp16, which is exact IEEE fp16 for + - * / sqrt.  bf16 has no vector arithmetic here,
+as on the device: cast it to fp32 first.  Each op also advances the lane's preload (see
+:mod:`.preload`).
+
+Checked-mode rules beside the primitives: :func:`check_vector` and :func:`check_set_value`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
+from .._jit import OVERLOAD_OPTIONS, jit
+from ..check import checked_rule, is_local_operand, mark_written, ub_aligned, ub_range_ok, ub_read_ok
+from ..half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
+from ..lane import _address
+from .preload import advance_preload
+
+__all__ = ["set_value", "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
+           "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16"]
+
+(PRIM_DUPLICATE, PRIM_ADDS, PRIM_MULS, PRIM_ADD, PRIM_SUB, PRIM_MUL, PRIM_DIV, PRIM_MAX, PRIM_SQRT, PRIM_CAST,
+ PRIM_SET_VALUE) = (PRIMITIVE[n] for n in ("Duplicate", "Adds", "Muls", "Add", "Sub", "Mul", "Div", "Max", "Sqrt",
+                                           "Cast", "SetValue"))
+NO_OPERAND = -1  # the byte count passed for an absent vector operand
+
+
+# ---- checked-mode rules: True when the primitive may run ------------------------------------------
+
+
+@jit
+def _vector_source_ok(ctx, prim, operand, addr, nbytes, n):
+    return (is_local_operand(ctx, prim, operand, addr) and ub_aligned(ctx, prim, operand, addr, 0)
+            and ub_range_ok(ctx, prim, operand, addr, nbytes, 0, n) and ub_read_ok(ctx, prim, operand, addr, 0, n))
+
+
+@checked_rule
+@jit
+def check_vector(ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a_n, b_addr, b_nbytes, b_n):
+    """A vector op on ``dst_n`` destination bytes reading ``a_n`` / ``b_n`` bytes (NO_OPERAND: absent)."""
+    if dst_n <= 0:
+        return True
+    if a_n != NO_OPERAND and not _vector_source_ok(ctx, prim, OPERAND_SRC, a_addr, a_nbytes, a_n):
+        return False
+    if b_n != NO_OPERAND and not _vector_source_ok(ctx, prim, OPERAND_SRC1, b_addr, b_nbytes, b_n):
+        return False
+    if not (is_local_operand(ctx, prim, OPERAND_DST, dst_addr) and ub_aligned(ctx, prim, OPERAND_DST, dst_addr, 0)
+            and ub_range_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, 0, dst_n)):
+        return False
+    mark_written(ctx, dst_addr - ctx.ub_addr, dst_n)
+    return True
+
+
+@checked_rule
+@jit
+def check_set_value(ctx, addr, nbytes, index, itemsize):
+    """SetValue on a UB tensor."""
+    if not (is_local_operand(ctx, PRIM_SET_VALUE, OPERAND_DST, addr)
+            and ub_range_ok(ctx, PRIM_SET_VALUE, OPERAND_DST, addr, nbytes, index * itemsize, itemsize)):
+        return False
+    mark_written(ctx, addr - ctx.ub_addr + index * itemsize, itemsize)
+    return True
+
+
+# ---- element access: fp16 (uint16) tiles compute through fp32 -------------------------------------
+
+def _vload(tensor, i):
+    raise NotImplementedError  # compiled only
+
+
+def _vstore(tensor, i, value):
+    raise NotImplementedError  # compiled only
+
+
+def _vscalar(tensor, value):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_vload, jit_options=OVERLOAD_OPTIONS)
+def _ov_vload(tensor, i):
+    if tensor.dtype == types.uint16:
+        return lambda tensor, i: f16_to_f32(tensor[i])
+    return lambda tensor, i: tensor[i]
+
+
+@overload(_vstore, jit_options=OVERLOAD_OPTIONS)
+def _ov_vstore(tensor, i, value):
+    if tensor.dtype == types.uint16:
+        def store_f16(tensor, i, value):
+            tensor[i] = f32_to_f16(value)
+        return store_f16
+
+    def store(tensor, i, value):
+        tensor[i] = value
+    return store
+
+
+@overload(_vscalar, jit_options=OVERLOAD_OPTIONS)
+def _ov_vscalar(tensor, value):
+    if tensor.dtype == types.uint16:
+        # A scalar entering an fp16 vector op is an fp16 value.
+        return lambda tensor, value: f16_to_f32(f32_to_f16(np.float32(value)))
+    dtype = tensor.dtype
+    return lambda tensor, value: dtype(value)
+
+
+# ---- the primitives ------------------------------------------------------------------------------
+
+@jit(always_inline=True)
+def _check_unary(ctx, prim, dst, src, count):
+    return check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(src), src.nbytes,
+                 count * src.itemsize, 0, 0, NO_OPERAND)
+
+
+@jit(always_inline=True)
+def _check_binary(ctx, prim, dst, a, b, count):
+    return check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(a), a.nbytes,
+                 count * a.itemsize, _address(b), b.nbytes, count * b.itemsize)
+
+
+@jit
+def set_value(ctx, tensor, index, value):
+    """SetValue: ``tensor[index] = value`` on a UB tensor, from the scalar unit."""
+    if check_set_value(ctx, _address(tensor), tensor.nbytes, index, tensor.itemsize) and 0 <= index < tensor.size:
+        tensor[index] = value
+
+
+@jit
+def duplicate(ctx, dst, value, count):
+    """Duplicate: fill ``dst[:count]`` with a scalar."""
+    if not check_vector(ctx, PRIM_DUPLICATE, _address(dst), dst.nbytes, count * dst.itemsize, 0, 0, NO_OPERAND, 0,
+                        0, NO_OPERAND):
+        return
+    advance_preload(ctx)
+    v = _vscalar(dst, value)
+    for i in range(min(count, dst.size)):
+        _vstore(dst, i, v)
+
+
+@jit(inline="always")
+def _unary(dst, src, scalar, count, op):
+    n = min(count, dst.size, src.size)
+    if _address(dst) == _address(src):
+        for i in range(n):
+            _vstore(dst, i, op(_vload(dst, i), scalar))
+    else:
+        for i in range(n):
+            _vstore(dst, i, op(_vload(src, i), scalar))
+
+
+@jit(inline="always")
+def _binary(dst, a, b, count, op):
+    n = min(count, dst.size, a.size, b.size)
+    dst_is_a = _address(dst) == _address(a)
+    dst_is_b = _address(dst) == _address(b)
+    if dst_is_a and dst_is_b:
+        for i in range(n):
+            _vstore(dst, i, op(_vload(dst, i), _vload(dst, i)))
+    elif dst_is_a:
+        for i in range(n):
+            _vstore(dst, i, op(_vload(dst, i), _vload(b, i)))
+    elif dst_is_b:
+        for i in range(n):
+            _vstore(dst, i, op(_vload(a, i), _vload(dst, i)))
+    else:
+        for i in range(n):
+            _vstore(dst, i, op(_vload(a, i), _vload(b, i)))
+
+
+@jit(always_inline=True)
+def _add(x, y):
+    return x + y
+
+
+@jit(always_inline=True)
+def _sub(x, y):
+    return x - y
+
+
+@jit(always_inline=True)
+def _mul(x, y):
+    return x * y
+
+
+@jit(always_inline=True)
+def _div(x, y):
+    return x / y
+
+
+@jit(always_inline=True)
+def _max(x, y):
+    return x if (x >= y or x != x) else y  # NaN-propagating, like numpy.maximum
+
+
+@jit(always_inline=True)
+def _sqrt(x, _unused):
+    return np.sqrt(x)
+
+
+@jit
+def adds(ctx, dst, src, scalar, count):
+    """Adds: ``dst = src + scalar``."""
+    if not _check_unary(ctx, PRIM_ADDS, dst, src, count):
+        return
+    advance_preload(ctx)
+    _unary(dst, src, _vscalar(dst, scalar), count, _add)
+
+
+@jit
+def muls(ctx, dst, src, scalar, count):
+    """Muls: ``dst = src * scalar``."""
+    if not _check_unary(ctx, PRIM_MULS, dst, src, count):
+        return
+    advance_preload(ctx)
+    _unary(dst, src, _vscalar(dst, scalar), count, _mul)
+
+
+@jit
+def add(ctx, dst, a, b, count):
+    """Add: ``dst = a + b``."""
+    if not _check_binary(ctx, PRIM_ADD, dst, a, b, count):
+        return
+    advance_preload(ctx)
+    _binary(dst, a, b, count, _add)
+
+
+@jit
+def sub(ctx, dst, a, b, count):
+    """Sub: ``dst = a - b``."""
+    if not _check_binary(ctx, PRIM_SUB, dst, a, b, count):
+        return
+    advance_preload(ctx)
+    _binary(dst, a, b, count, _sub)
+
+
+@jit
+def mul(ctx, dst, a, b, count):
+    """Mul: ``dst = a * b``."""
+    if not _check_binary(ctx, PRIM_MUL, dst, a, b, count):
+        return
+    advance_preload(ctx)
+    _binary(dst, a, b, count, _mul)
+
+
+@jit
+def div(ctx, dst, a, b, count):
+    """Div: ``dst = a / b`` (IEEE division, no fast reciprocal)."""
+    if not _check_binary(ctx, PRIM_DIV, dst, a, b, count):
+        return
+    advance_preload(ctx)
+    _binary(dst, a, b, count, _div)
+
+
+@jit
+def vmax(ctx, dst, a, b, count):
+    """Max: ``dst = max(a, b)``, NaN-propagating like ``numpy.maximum``."""
+    if not _check_binary(ctx, PRIM_MAX, dst, a, b, count):
+        return
+    advance_preload(ctx)
+    _binary(dst, a, b, count, _max)
+
+
+@jit
+def vsqrt(ctx, dst, src, count):
+    """Sqrt: ``dst = sqrt(src)`` (correctly rounded)."""
+    if not _check_unary(ctx, PRIM_SQRT, dst, src, count):
+        return
+    advance_preload(ctx)
+    _unary(dst, src, 0, count, _sqrt)
+
+
+@jit
+def cast_f16_to_f32(ctx, dst, src, count):
+    """Cast fp16 (uint16 bits) to fp32, exact."""
+    if not _check_unary(ctx, PRIM_CAST, dst, src, count):
+        return
+    advance_preload(ctx)
+    for i in range(min(count, dst.size, src.size)):
+        dst[i] = f16_to_f32(src[i])
+
+
+@jit
+def cast_f32_to_f16(ctx, dst, src, count):
+    """Cast fp32 to fp16 bits with round-to-nearest-even (CAST_RINT)."""
+    if not _check_unary(ctx, PRIM_CAST, dst, src, count):
+        return
+    advance_preload(ctx)
+    for i in range(min(count, dst.size, src.size)):
+        dst[i] = f32_to_f16(src[i])
+
+
+@jit
+def cast_bf16_to_f32(ctx, dst, src, count):
+    """Cast bf16 (uint16 bits) to fp32, exact."""
+    if not _check_unary(ctx, PRIM_CAST, dst, src, count):
+        return
+    advance_preload(ctx)
+    for i in range(min(count, dst.size, src.size)):
+        dst[i] = bf16_to_f32(src[i])
+
+
+@jit
+def cast_f32_to_bf16(ctx, dst, src, count):
+    """Cast fp32 to bf16 bits with round-to-nearest-even (CAST_RINT)."""
+    if not _check_unary(ctx, PRIM_CAST, dst, src, count):
+        return
+    advance_preload(ctx)
+    for i in range(min(count, dst.size, src.size)):
+        dst[i] = f32_to_bf16(src[i])

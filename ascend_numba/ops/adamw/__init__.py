@@ -1,0 +1,79 @@
+"""ApplyAdamW: one AdamW step as the device kernel computes it, bit for bit (fp32, fp16, bf16)."""
+
+import numpy as np
+
+from ...dtypes import HALF_AND_FLOAT
+from ..registry import REQUIRED, Case, OpEntry, choice, flag, number
+from .api import SCALAR_NAMES, apply_adamw
+from .plan import VARIANTS
+from .reference import apply_adamw_reference
+
+# Realistic hyperparameters of step 5 (beta**(t-1) powers); beta2 = 0.99 so that bf16 (where
+# 0.999 rounds to 1.0) still has b2o != 1.
+SCALARS = dict(beta1_power=0.9 ** 4, beta2_power=0.99 ** 4, lr=1e-3, weight_decay=1e-2, beta1=0.9, beta2=0.99,
+               epsilon=1e-8)
+KEYS = ((False, False), (False, True), (True, False), (True, True))  # (amsgrad, maximize)
+
+
+def _inputs(attrs):
+    return ("var", "m", "v", "grad") + (("max_grad_norm",) if attrs["amsgrad"] else ())
+
+
+def _same_shapes(shapes, attrs):
+    for name, shape in shapes.items():
+        if shape != shapes["var"]:
+            return f"inputs.{name}.shape", f"must equal var's shape {list(shapes['var'])}"
+    return None
+
+
+def _call(function, inputs, attrs, options):
+    """(var, m, v) updated on copies: the caller's inputs stay as they were."""
+    state = [inputs[n].copy() for n in ("var", "m", "v")]
+    flags = {k: attrs[k] for k in ("amsgrad", "maximize", "variant")}
+    out = function(*state, *(attrs[k] for k in SCALAR_NAMES), inputs["grad"], inputs.get("max_grad_norm"), **flags,
+                   **options)
+    if options.get("trace"):
+        out, trace = out
+        return {name: (a, trace) for name, a in zip(("var", "m", "v"), out)}
+    return dict(zip(("var", "m", "v"), out))
+
+
+def _test_inputs(shapes, dtype, rng):
+    """Normal values at each tensor's scale (v and max_grad_norm non-negative, as in training)."""
+    scale = {"var": 1.0, "m": 0.1, "v": 0.01, "grad": 1.0, "max_grad_norm": 0.01}
+    out = {n: (rng.standard_normal(shape) * scale[n]) for n, shape in shapes.items()}
+    for n in ("v", "max_grad_norm"):
+        if n in out:
+            out[n] = np.abs(out[n])
+    return {n: a.astype(dtype) for n, a in out.items()}
+
+
+def _case(name, n, amsgrad, maximize, variant, modes=("plain",)):
+    return Case(name, {k: (n,) for k in ("var", "m", "v", "grad", "max_grad_norm")[:5 if amsgrad else 4]},
+                {**SCALARS, "amsgrad": amsgrad, "maximize": maximize, "variant": variant}, modes=modes)
+
+
+# Every dtype x key x variant plain; checked with the key that allocates and runs the most (each
+# specialization is a compile of its own, ~6 s); traced once.
+TEST_CASES = tuple(_case(f"{variant}-a{int(a)}m{int(m)}", 4099, a, m, variant,
+                         ("plain", "checked", "traced") if (a, m, variant) == (True, True, "seed")
+                         else ("plain", "checked") if a and m else ("plain",))
+                   for variant in VARIANTS for a, m in KEYS)
+
+
+ENTRIES = (
+    OpEntry("apply_adamw", apply_adamw, apply_adamw_reference, HALF_AND_FLOAT,
+            lambda shapes, attrs, itemsize: {n: tuple(shapes["var"]) for n in ("var", "m", "v")},
+            inputs=_inputs, outputs=("var", "m", "v"),
+            attrs={**{k: (number, REQUIRED) for k in SCALAR_NAMES}, "amsgrad": (flag, False),
+                   "maximize": (flag, False), "variant": (choice(*VARIANTS), "seed")},
+            check_shapes=_same_shapes, call=_call, test_inputs=_test_inputs,
+            test_cases=TEST_CASES,
+            bench_cases={"1M": (_case("1M", 1 << 20, False, False, "seed"),),
+                         "16M": (_case("16M", 1 << 24, False, False, "seed"),)},
+            # Each dtype x variant x key is a specialization of its own.
+            warmup_cases=tuple(Case(f"{c.name}-{dtype}", c.shapes, c.attrs, dtype)
+                               for dtype in HALF_AND_FLOAT for c in TEST_CASES)),
+)
+
+__all__ = ["ENTRIES", "SCALARS", "KEYS", "apply_adamw"]

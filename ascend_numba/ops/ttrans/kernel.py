@@ -1,0 +1,111 @@
+"""TTRANS kernels: the 2-D transpose and the format conversions (SPEC §6, seed 004).
+
+The kernels work on unsigned-int views of the element width (one specialization
+per width, not per dtype).  Each moves UB tiles with DataCopyPad (rows padded to
+the 32-byte block on the UB side) and transposes them with the :func:`ttrans`
+primitive (``kernels/primitives/ttrans.py``).
+"""
+
+
+from ...kernels import (
+    alloc_buffer,
+    contiguous_lane_range,
+    data_copy,
+    data_copy_pad,
+    duplicate,
+    kernel,
+    trace_work,
+    ttrans,
+)
+from ...kernels.primitives.ttrans import align_up
+
+
+@kernel(nrt=False)
+def transpose_kernel(ctx, x, y, t):
+    """Blocks ``src[rows, cols] -> dst[cols, outRows]`` (see TransposeTilingData), tiled through UB."""
+    itemsize = x.itemsize
+    bb = ctx.block_bytes
+    src_tile = alloc_buffer(ctx, t.tileRows * t.tileCols, x.dtype)
+    dst_tile = alloc_buffer(ctx, t.tileCols * align_up(t.tileRows, 32 if itemsize == 1 else 16), x.dtype)
+    tmp = alloc_buffer(ctx, t.tmpElems, x.dtype)
+    tiles = t.rowTiles * t.colTiles
+    total = t.outerCount * t.innerCount * tiles
+    task, end = contiguous_lane_range(ctx, total)
+    while task < end:
+        block, tile = task // tiles, task % tiles
+        outer, inner = block // t.innerCount, block % t.innerCount
+        r0 = (tile // t.colTiles) * t.tileRows
+        c0 = (tile % t.colTiles) * t.tileCols
+        vrows = min(t.rows, t.totalRows - inner * t.rows)
+        vcols = min(t.cols, t.totalCols - inner * t.cols)
+        r = max(0, min(t.tileRows, vrows - r0))                       # valid source rows here
+        tr = max(0, min(t.tileRows, max(vrows, t.outRows) - r0))      # dst row length (with padding)
+        c = max(0, min(t.tileCols, vcols - c0))
+        task += 1
+        if tr == 0 or c == 0:
+            continue
+        src_pitch = align_up(c * itemsize, bb) // itemsize
+        dst_pitch = align_up(tr * itemsize, bb) // itemsize
+        src_base = outer * t.srcOuter + inner * t.srcInner + r0 * t.srcRowStride + c0
+        dst_base = outer * t.dstOuter + inner * t.dstInner + c0 * t.dstRowStride + r0
+        if tr > r:  # channel padding: zero rows past the valid ones
+            duplicate(ctx, dst_tile, 0, c * dst_pitch)
+        if r > 0:
+            data_copy_pad(ctx, src_tile, 0, x, src_base, r, c * itemsize, (t.srcRowStride - c) * itemsize, 0)
+            ttrans(ctx, dst_tile, dst_pitch, src_tile, src_pitch, r, c, tmp)
+        data_copy_pad(ctx, y, dst_base, dst_tile, 0, c, tr * itemsize, 0, (t.dstRowStride - tr) * itemsize)
+        trace_work(ctx, 1)
+
+
+@kernel(nrt=False)
+def fractal_z_kernel(ctx, x, y, t):
+    """[G, N, K, C0] -> [G*K, N1*N0, C0]: per (g, K chunk) gather the C0 blocks of every n, zero n >= N."""
+    itemsize = x.itemsize
+    bb = ctx.block_bytes
+    row = t.nPadded * t.c0                    # elements of one dst row (all n for one k)
+    out = alloc_buffer(ctx, t.kChunk * row, x.dtype)
+    total = t.groups * t.kChunks
+    task, end = contiguous_lane_range(ctx, total)
+    blocks_per_row = t.nPadded * t.c0 * itemsize // bb
+    while task < end:
+        g, chunk = task // t.kChunks, task % t.kChunks
+        k0 = chunk * t.kChunk
+        kc = min(t.kChunk, t.k - k0)
+        if t.n < t.nPadded:
+            duplicate(ctx, out, 0, kc * row)
+        for n in range(t.n):
+            # kc blocks contiguous in GM -> UB with a gap of (N1*N0 - 1) blocks between them.
+            data_copy_pad(ctx, out, n * t.c0, x, ((g * t.n + n) * t.k + k0) * t.c0, kc, t.c0 * itemsize, 0,
+                          blocks_per_row - 1)
+        data_copy(ctx, y, (g * t.k + k0) * row, out, 0, kc * row)
+        trace_work(ctx, 1)
+        task += 1
+
+
+@kernel(nrt=False)
+def fractal_z_3d_kernel(ctx, x, y, t):
+    """[N, C, D, HW] -> [D*C1*HW, N1*N0, C0]: per (d, c1, HW chunk), each n's [C0, chunk] plane
+    is transposed straight into its place in the output tile."""
+    itemsize = x.itemsize
+    bb = ctx.block_bytes
+    row = t.nPadded * t.c0
+    out = alloc_buffer(ctx, t.hwChunk * row, x.dtype)
+    plane = alloc_buffer(ctx, t.c0 * t.hwChunk, x.dtype)
+    tmp = alloc_buffer(ctx, t.tmpElems, x.dtype)
+    total = t.d * t.c1 * t.hwChunks
+    task, end = contiguous_lane_range(ctx, total)
+    while task < end:
+        d = task // (t.c1 * t.hwChunks)
+        c1 = (task // t.hwChunks) % t.c1
+        hw0 = (task % t.hwChunks) * t.hwChunk
+        hwc = min(t.hwChunk, t.hw - hw0)
+        channels = min(t.c0, t.c - c1 * t.c0)
+        duplicate(ctx, out, 0, hwc * row)  # padded n and padded channels stay zero
+        pitch = align_up(hwc * itemsize, bb) // itemsize
+        for n in range(t.n):
+            src = ((n * t.c + c1 * t.c0) * t.d + d) * t.hw + hw0
+            data_copy_pad(ctx, plane, 0, x, src, channels, hwc * itemsize, (t.d * t.hw - hwc) * itemsize, 0)
+            ttrans(ctx, out[n * t.c0:], row, plane, pitch, channels, hwc, tmp)
+        data_copy(ctx, y, ((d * t.c1 + c1) * t.hw + hw0) * row, out, 0, hwc * row)
+        trace_work(ctx, 1)
+        task += 1

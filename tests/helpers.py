@@ -1,0 +1,18 @@
+"""Helpers the op tests share."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ascend_numba.ops.registry import random_bits
+
+
+def data(shape, dtype, seed=0) -> np.ndarray:
+    """Distinct-looking values of any dtype (random bytes, so NaN payloads and every bit pattern appear)."""
+    return random_bits({"x": tuple(shape)}, np.dtype(dtype), np.random.default_rng(seed))["x"]
+
+
+def same(got: np.ndarray, ref: np.ndarray) -> None:
+    """Same shape, dtype and bytes."""
+    assert got.shape == ref.shape and got.dtype == ref.dtype
+    assert got.tobytes() == ref.tobytes()

@@ -1,0 +1,64 @@
+"""Every registered op against its plain NumPy reference, bit for bit: each test case of its
+registry entry, on every dtype it takes, in the modes the case names (plain, checked, traced).
+
+The cases live with the op (``ascend_numba/ops/<op>/__init__.py``): an op added to the registry
+is tested here without a line of its own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ascend_numba as an
+from ascend_numba.dtypes import dtype_by_name
+from ascend_numba.golden import REGISTRY as GOLDEN
+from ascend_numba.host.trace import LaunchTrace
+from ascend_numba.ops import REGISTRY
+from ascend_numba.ops.registry import REQUIRED
+
+RUNS = [(entry, case, dtype, mode) for entry in REGISTRY.values() for case in entry.test_cases
+        for dtype in ((case.dtype,) if case.dtype else entry.dtypes) for mode in case.modes]
+
+
+def _inputs(entry, case, dtype):
+    return entry.test_inputs(case.shapes, dtype_by_name(dtype), np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("entry, case, dtype, mode", RUNS,
+                         ids=[f"{e.name}-{c.name}-{d}-{m}" for e, c, d, m in RUNS])
+def test_matches_reference(entry, case, dtype, mode):
+    inputs = _inputs(entry, case, dtype)
+    before = {n: a.copy() for n, a in inputs.items()}
+    got = entry.run(inputs, case.attrs, trace=mode == "traced", checked=mode == "checked")
+    want = entry.reference(inputs, case.attrs)
+    assert set(got) == set(entry.outputs) == set(want)
+    for name in entry.outputs:
+        out = got[name]
+        if mode == "traced":
+            out, trace = out
+            assert trace is None if out.size == 0 else isinstance(trace, LaunchTrace)
+        assert out.shape == want[name].shape and out.dtype == want[name].dtype, name
+        assert out.tobytes() == want[name].tobytes(), f"{name}: bits differ from the reference"
+    for name, a in inputs.items():
+        assert a.tobytes() == before[name].tobytes(), f"input {name} changed"
+
+
+@pytest.mark.parametrize("entry", REGISTRY.values(), ids=list(REGISTRY))
+def test_entry_is_public_and_its_shapes_are_right(entry):
+    assert getattr(an, entry.name) is entry.function and entry.name in an.__all__
+    assert (entry.name in GOLDEN) == entry.golden
+    defaults = {k: d for k, (_, d) in entry.attrs.items() if d is not REQUIRED}
+    for case in entry.test_cases:
+        dtype = dtype_by_name(case.dtype or entry.dtypes[0])
+        attrs = {**defaults, **case.attrs}
+        assert entry.check_shapes(case.shapes, attrs) is None
+        want = entry.reference(_inputs(entry, case, dtype.name), case.attrs)
+        assert entry.output_shapes(case.shapes, attrs, dtype.itemsize) == {n: a.shape for n, a in want.items()}
+
+
+@pytest.mark.parametrize("entry", REGISTRY.values(), ids=list(REGISTRY))
+def test_every_warmup_case_runs(entry):
+    for case in entry.warmup_cases:
+        inputs = _inputs(entry, case, case.dtype)
+        assert set(entry.run(inputs, case.attrs)) == set(entry.outputs)
