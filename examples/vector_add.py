@@ -12,7 +12,7 @@ import numpy as np
 import ascend_numba as an
 from ascend_numba.host import big_small_split, int32
 from ascend_numba.kernels import (
-    add, alloc_buffer, big_small_lane_range, data_copy, data_copy_pad, muls, trace_work,
+    add, alloc_buffer, big_small_lane_range, constant, data_copy, data_copy_pad, muls, trace_work,
 )
 
 
@@ -28,6 +28,10 @@ class AddTiling:
 
 class AddKey:
     UseScale = an.TilingKeyField(bits=1, values=[0, 1])
+
+
+# The key's field as the kernel reads it: a compile-time constant, bound by each launch's key.
+UseScale = constant("UseScale", "AddKey field: 1 scales z by tiling.scale")
 
 
 @an.kernel(tiling_key=AddKey)
@@ -46,7 +50,7 @@ def vector_add(ctx, x, y, z, tiling):
         data_copy(ctx, x_loc, 0, x, pos, n_aligned)
         data_copy(ctx, y_loc, 0, y, pos, n_aligned)
         add(ctx, z_loc, x_loc, y_loc, n_aligned)
-        if UseScale == 1:  # noqa: F821 - a TilingKey field, a compile-time constant
+        if UseScale == 1:  # folds away: one specialization per key
             muls(ctx, z_loc, z_loc, tiling.scale, n_aligned)
         if n == n_aligned:
             data_copy(ctx, z, pos, z_loc, 0, n)

@@ -13,7 +13,7 @@ import pytest
 import ascend_numba as an
 from ascend_numba.host import InvalidArgument, InvalidType, InvalidVal, int32
 from ascend_numba.kernels import (
-    KernelError, alloc_buffer, data_copy, data_copy_pad, gather, in_ub, kernel, muls, preload,
+    KernelError, alloc_buffer, constant, data_copy, data_copy_pad, gather, in_ub, kernel, muls, preload,
 )
 from ascend_numba.kernels.lane import PRELOAD_REGIONS, STATE_PRELOAD, STATE_PRELOAD_PENDING
 
@@ -211,3 +211,20 @@ def _raises_on_lane_one(ctx, x):
 def test_an_exception_in_a_lane_is_a_kernel_error_naming_the_lane():
     with pytest.raises(KernelError, match="lane 1: the kernel raised an exception"):
         _raises_on_lane_one.launch(np.zeros(4), block_dim=3)
+
+
+UNBOUND = constant("UNBOUND", "never bound by the launches below")
+
+
+@kernel
+def reads_a_declared_constant(ctx, x):
+    if UNBOUND == 1:
+        x[0] = 1
+
+
+def test_a_declared_constant_left_unbound_is_a_clear_error():
+    x = np.zeros(8, np.int64)
+    with pytest.raises(TypeError, match="UNBOUND"):
+        reads_a_declared_constant.launch(x, block_dim=1)
+    reads_a_declared_constant.launch(x, block_dim=1, datatype={"UNBOUND": 1})
+    assert x[0] == 1
