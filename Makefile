@@ -16,10 +16,9 @@ setup: $(STAMP)
 demo: setup
 	$(VENV)/bin/ascend-numba golden examples/cases.yaml --out out/golden
 
-# Whole test files per worker (registry tests with their op's file: tests/conftest.py), one worker
-# per core: compiling the kernels is most of the run.
+# Whole test files per worker, one worker per core: compiling the kernels is most of the run.
 test: setup
-	$(PY) -m pytest -q -n auto --dist loadgroup
+	$(PY) -m pytest -q -n auto --dist loadfile
 
 # Each run is saved (.benchmarks/, with commit and machine) for bench-compare and bench-report.
 bench: setup

@@ -15,14 +15,3 @@ pytest_plugins = ["pytester"]
 from ascend_numba.memory import poison_outputs  # noqa: E402
 
 poison_outputs(0xA5)
-
-
-def pytest_collection_modifyitems(items):
-    """Test-worker groups (``make test`` runs ``--dist loadgroup``): a test file is one group, so
-    one worker compiles the kernels it needs; a registry test joins its op's test file
-    (``tests/test_<op folder>.py``), so an op's kernels are compiled by one worker, not two."""
-    import pytest
-
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))

@@ -7,8 +7,6 @@ is tested here without a line of its own.
 
 from __future__ import annotations
 
-import pathlib
-
 import numpy as np
 import pytest
 
@@ -19,19 +17,7 @@ from ascend_numba.host.trace import LaunchTrace
 from ascend_numba.ops import REGISTRY
 from ascend_numba.ops.registry import REQUIRED
 
-TESTS = pathlib.Path(__file__).parent
-
-
-def _group(entry) -> str:
-    """The op's test file (see conftest.py): its runs share that file's worker and compiles."""
-    folder = entry.function.__module__.split(".")[2]
-    own = TESTS / f"test_{folder}.py"
-    return f"tests/{own.name}" if own.exists() else f"tests/{folder}"
-
-
-RUNS = [pytest.param(entry, case, dtype, mode, marks=pytest.mark.xdist_group(_group(entry)),
-                     id=f"{entry.name}-{case.name}-{dtype}-{mode}")
-        for entry in REGISTRY.values() for case in entry.test_cases
+RUNS = [(entry, case, dtype, mode) for entry in REGISTRY.values() for case in entry.test_cases
         for dtype in ((case.dtype,) if case.dtype else entry.dtypes) for mode in case.modes]
 
 
@@ -39,7 +25,8 @@ def _inputs(entry, case, dtype):
     return entry.test_inputs(case.shapes, dtype_by_name(dtype), np.random.default_rng(0))
 
 
-@pytest.mark.parametrize("entry, case, dtype, mode", RUNS)
+@pytest.mark.parametrize("entry, case, dtype, mode", RUNS,
+                         ids=[f"{e.name}-{c.name}-{d}-{m}" for e, c, d, m in RUNS])
 def test_matches_reference(entry, case, dtype, mode):
     inputs = _inputs(entry, case, dtype)
     before = {n: a.copy() for n, a in inputs.items()}
