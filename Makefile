@@ -18,7 +18,7 @@ demo: setup
 
 # Whole test files per worker, one worker per core: compiling the kernels is most of the run.
 test: setup
-	$(PY) -m pytest -q -n auto --dist loadfile
+	$(PY) -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
 
 # Each run is saved (.benchmarks/, with commit and machine) for bench-compare and bench-report.
 bench: setup

@@ -15,3 +15,9 @@ pytest_plugins = ["pytester"]
 from ascend_numba.memory import poison_outputs  # noqa: E402
 
 poison_outputs(0xA5)
+
+
+def pytest_collection_modifyitems(items):
+    """The registry tests last: every op's kernels are compiled by its own test file first (and
+    cached), instead of by two workers at once (``make test`` keeps the collection order)."""
+    items.sort(key=lambda item: item.nodeid.startswith("tests/test_registry.py"))
