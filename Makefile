@@ -16,7 +16,8 @@ setup: $(STAMP)
 demo: setup
 	$(VENV)/bin/ascend-numba golden examples/cases.yaml --out out/golden
 
-# Whole test files per worker, one worker per core: compiling the kernels is most of the run.
+# Whole test files per worker, one worker per core: compiling the kernels is most of the run.  Files
+# in collection order, the registry tests last (tests/conftest.py): each op's kernels compile once.
 test: setup
 	$(PY) -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
 
