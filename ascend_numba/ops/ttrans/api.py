@@ -33,17 +33,9 @@ __all__ = ["transpose2d", "convert_format", "ttrans_tmp_bytes", "TTransRuleError
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-@problem_cache
-def _problem(kernel, plan, plan_args: tuple, elem_bytes: int, block_dim: int, plat) -> Problem:
-    return Problem(kernel, plan(**dict(plan_args), elem_bytes=elem_bytes, platform=plat), block_dim, plat)
-
-
-def _launch(kernel, plan, x: np.ndarray, out: np.ndarray, block_dim: int, plat, trace: bool, checked: bool,
-            fresh: bool = True, **plan_args):
-    """Plan (remembered per problem) and run on unsigned views of the element width; returns a
-    LaunchTrace when tracing."""
+def _run(problem: Problem, x: np.ndarray, out: np.ndarray, trace: bool, checked: bool, fresh: bool = True):
+    """Run on unsigned views of the element width; returns a LaunchTrace when tracing."""
     uint = _UINT[x.itemsize]
-    problem = _problem(kernel, plan, tuple(plan_args.items()), x.itemsize, block_dim, plat)
     result = problem.run((x.reshape(-1).view(uint), out.reshape(-1).view(uint)), trace=trace, checked=checked,
                          fresh=("y",) if fresh else ())
     if trace:
@@ -70,12 +62,18 @@ def transpose2d(x, *, out=None, block_dim: int | None = None, platform="A2", tra
     out = check_out(out, (w, h), arr.dtype)
     result = None
     if arr.size:
-        # One block: src[h, w] -> dst[w, h].
-        result = _launch(transpose_kernel, plan_transpose_blocks, source_for(arr, out, fresh), out, block_dim, plat,
-                         trace, checked, fresh, outer=1, inner=1, rows=h, cols=w, total_rows=h, total_cols=w,
-                         out_rows=h, src_outer=0, src_inner=0, src_row_stride=w, dst_outer=0, dst_inner=0,
-                         dst_row_stride=h)
+        result = _run(_transpose_problem(h, w, arr.itemsize, block_dim, plat), source_for(arr, out, fresh), out,
+                      trace, checked, fresh)
     return (out, result) if trace else out
+
+
+@problem_cache
+def _transpose_problem(h: int, w: int, elem_bytes: int, block_dim: int, plat) -> Problem:
+    # One block: src[h, w] -> dst[w, h].
+    tiling = plan_transpose_blocks(outer=1, inner=1, rows=h, cols=w, total_rows=h, total_cols=w, out_rows=h,
+                                   src_outer=0, src_inner=0, src_row_stride=w, dst_outer=0, dst_inner=0,
+                                   dst_row_stride=h, elem_bytes=elem_bytes, platform=plat)
+    return Problem(transpose_kernel, tiling, block_dim, plat)
 
 
 def _shape(arr: np.ndarray, fmt: str, ndim: int) -> tuple:
@@ -105,21 +103,32 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
         raise TTransRuleError(f"TTRANS on A5 supports only {sorted(A5_CONVERSIONS)}; not {src} -> {dst}")
     arr = np.ascontiguousarray(as_input(x))
     check_ttrans_dtype(arr.dtype, plat, two_d=False)
-    size = arr.itemsize
     block_dim = check_block_dim(block_dim, plat.aiv_num)
     n0 = _positive_int("n0", n0)
     c0 = None if c0 is None else _positive_int("c0", c0)
     c = None if c is None else _positive_int("c", c)
     shape = _shape(arr, src, FORMAT_NDIM[src])
+    out_shape, problem = _conversion(src, dst, shape, c0, n0, c, arr.itemsize, block_dim, plat)
+    if problem is None:
+        nothing = np.zeros(out_shape, arr.dtype)  # every element is padding, or there is none
+        return (nothing, None) if trace else nothing
+    out = empty(out_shape, arr.dtype)
+    result = _run(problem, arr, out, trace, checked)
+    return (out, result) if trace else out
+
+
+@problem_cache
+def _conversion(src: str, dst: str, shape: tuple, c0, n0: int, c, size: int, block_dim: int, plat):
+    """The output shape and the Problem of one conversion (None when there is nothing to move);
+    raises for a shape or C0 the conversion does not take."""
     if src in ("NCHW", "GNCHW"):
         *gn, ch, h, w = shape
         c0 = resolve_c0(c0, size, allow_four=True)
         c1 = ceil_div(ch, c0)
-        outer = math.prod(gn)
         check_a5_alignment(plat, w * size, c0 * size)
         # Per (g, n), blocks of C0 channels [C0, H*W] -> [H*W, C0], padded channels zero.
         kernel, plan = transpose_kernel, plan_transpose_blocks
-        plan_args = dict(outer=outer, inner=c1, rows=c0, cols=h * w, total_rows=ch, total_cols=c1 * h * w,
+        plan_args = dict(outer=math.prod(gn), inner=c1, rows=c0, cols=h * w, total_rows=ch, total_cols=c1 * h * w,
                          out_rows=c0, src_outer=ch * h * w, src_inner=c0 * h * w, src_row_stride=h * w,
                          dst_outer=c1 * h * w * c0, dst_inner=h * w * c0, dst_row_stride=c0)
     elif dst in ("NCHW", "GNCHW"):
@@ -128,10 +137,9 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
         ch = c1 * cc0 if c is None else c
         if ch > c1 * cc0:
             raise ValueError(f"c must be in 1..{c1 * cc0} (C1*C0 of the input), got {c}")
-        outer = math.prod(gn)
         # Per (g, n), blocks [H*W, C0] -> [C0, H*W], cropped to ``ch`` channels.
         kernel, plan = transpose_kernel, plan_transpose_blocks
-        plan_args = dict(outer=outer, inner=c1, rows=h * w, cols=cc0, total_rows=c1 * h * w, total_cols=ch,
+        plan_args = dict(outer=math.prod(gn), inner=c1, rows=h * w, cols=cc0, total_rows=c1 * h * w, total_cols=ch,
                          out_rows=h * w, src_outer=c1 * h * w * cc0, src_inner=h * w * cc0, src_row_stride=cc0,
                          dst_outer=ch * h * w, dst_inner=cc0 * h * w, dst_row_stride=h * w)
     elif dst == "FRACTAL_Z":
@@ -139,24 +147,17 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
         check_given_c0(c0, cc0)
         if cc0 * size != plat.block_bytes:
             raise TTransRuleError(f"FRACTAL_Z needs C0 * sizeof = {plat.block_bytes} bytes, got C0={cc0}")
-        groups = math.prod(g)
-        n_padded = ceil_div(n, n0) * n0
         kernel, plan = fractal_z_kernel, plan_fractal_z
-        plan_args = dict(groups=groups, n=n, k=c1 * h * w, c0=cc0, n_padded=n_padded)
+        plan_args = dict(groups=math.prod(g), n=n, k=c1 * h * w, c0=cc0, n_padded=ceil_div(n, n0) * n0)
     else:  # NCDHW -> FRACTAL_Z_3D
         n, ch, d, h, w = shape
         c0 = resolve_c0(c0, size, allow_four=False)
-        c1 = ceil_div(ch, c0)
-        n_padded = ceil_div(n, n0) * n0
         kernel, plan = fractal_z_3d_kernel, plan_fractal_z_3d
-        plan_args = dict(n=n, c=ch, d=d, hw=h * w, c0=c0, n_padded=n_padded)
+        plan_args = dict(n=n, c=ch, d=d, hw=h * w, c0=c0, n_padded=ceil_div(n, n0) * n0)
     out_shape = conversion_output_shape(shape, size, src, dst, c0=c0, n0=n0, c=c)
-    if arr.size == 0 or math.prod(out_shape) == 0:
-        nothing = np.zeros(out_shape, arr.dtype)  # every element is padding, or there is none
-        return (nothing, None) if trace else nothing
-    out = empty(out_shape, arr.dtype)
-    result = _launch(kernel, plan, arr, out, block_dim, plat, trace, checked, **plan_args)
-    return (out, result) if trace else out
+    if math.prod(shape) == 0 or math.prod(out_shape) == 0:
+        return out_shape, None
+    return out_shape, Problem(kernel, plan(**plan_args, elem_bytes=size, platform=plat), block_dim, plat)
 
 
 def _positive_int(name: str, value) -> int:
