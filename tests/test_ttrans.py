@@ -198,9 +198,20 @@ def test_platform_rules():
     _same(an.convert_format(x, "NCHW", "NC1HWC0", platform="A5"), R.nchw_to_nc1hwc0(x, 16))
     with pytest.raises(an.TTransRuleError, match="C0 must be 16"):
         an.convert_format(np.zeros((1, 8, 2, 2), np.float16), "NCHW", "NC1HWC0", c0=8)
-    with pytest.raises(an.TTransRuleError, match="C0 must be 16 for 2-byte elements, got 4"):
+    with pytest.raises(an.TTransRuleError, match="C0 must be 16 for 2-byte elements, got c0=4"):
         an.convert_format(np.zeros((2, 8, 1, 2, 2), np.float16), "NCDHW", "FRACTAL_Z_3D", c0=4)
     with pytest.raises(ValueError, match="unsupported conversion"):
         an.convert_format(np.zeros((1, 8, 2, 2), np.float16), "NCHW", "FRACTAL_Z")
     with pytest.raises(ValueError, match="2-D"):
         an.transpose2d(np.zeros((2, 2, 2), np.float32))
+
+
+def test_tmp_bytes_takes_c0_by_the_rule_convert_format_applies():
+    x = np.zeros((2, 20, 1, 3, 3), np.float16)
+    for fn in (lambda: an.ttrans_tmp_bytes(x.shape, x.dtype, "NCDHW", "FRACTAL_Z_3D", c0=4),
+               lambda: an.convert_format(x, "NCDHW", "FRACTAL_Z_3D", c0=4)):
+        with pytest.raises(an.TTransRuleError, match="C0 must be 16 for 2-byte elements, got c0=4"):
+            fn()
+    with pytest.raises(ValueError, match="does not match the input's C0 dim 16"):
+        an.ttrans_tmp_bytes((1, 2, 3, 3, 16), np.float16, "NC1HWC0", "NCHW", c0=8)
+    assert an.ttrans_tmp_bytes((1, 16, 4, 4), np.float16, "NCHW", "NC1HWC0", c0=4) == 4 * 4 * 16 * 2

@@ -121,9 +121,12 @@ def ttrans_tmp_bytes(shape, dtype, src: str = "ND", dst: str = "ND", *, c0: int 
     if (src, dst) == ("ND", "ND"):
         h, w = shape
         return w * align_up(h, rs) * size
-    if c0 is not None and (isinstance(c0, bool) or not isinstance(c0, int) or c0 not in (default_c0(size), 4)):
-        raise ValueError(f"c0 must be {default_c0(size)} for {size}-byte elements (or 4), got {c0!r}")
-    c0 = c0 or default_c0(size)
+    if c0 is not None and (isinstance(c0, bool) or not isinstance(c0, int)):
+        raise TypeError(f"c0 must be an int, got {c0!r}")
+    if src in ("NCHW", "GNCHW", "NCDHW"):
+        c0 = resolve_c0(c0, size, allow_four=src != "NCDHW")  # the rule convert_format applies
+    else:
+        check_given_c0(c0, shape[-1])
     if (src, dst) in {("NCHW", "NC1HWC0"), ("GNCHW", "GNC1HWC0")}:
         h, w = shape[-2:]
         return h * w * align_up(c0, rs) * size
@@ -147,7 +150,7 @@ def resolve_c0(c0, elem_bytes: int, *, allow_four: bool) -> int:
     if c0 == default or (allow_four and c0 == 4):
         return c0
     raise TTransRuleError(f"C0 must be {default} for {elem_bytes}-byte elements" + (" (or 4)" if allow_four else "")
-                          + f", got {c0}")
+                          + f", got c0={c0}")
 
 
 def check_given_c0(c0, actual: int) -> None:
