@@ -123,8 +123,9 @@ def pytest_terminal_summary(terminalreporter, config):
             tr.write_line(f"[{group}]  (CPU seconds of the first call; wall seconds of the whole process)")
             for b in cases:
                 within = "ok" if b.extra_info["cpu_s"] <= b.extra_info["budget_s"] else "OVER BUDGET"
-                tr.write_line(f"  {b.name:<60} cpu {b.extra_info['cpu_s']:6.2f} s  budget {b.extra_info['budget_s']:5.1f}"
-                              f" s  {within:<11}  process {b.stats.median:6.2f} s  compiled {b.extra_info['compiled']}")
+                tr.write_line(f"  {b.name:<60} cpu {b.extra_info['cpu_s']:6.2f} s  "
+                              f"budget {b.extra_info['budget_s']:5.1f} s  {within:<11}  "
+                              f"process {b.stats.median:6.2f} s  compiled {b.extra_info['compiled']}")
             continue
         refs = {b.extra_info["ref"]: b.stats.median for b in cases if "ref" in b.extra_info}
         tr.write_line(f"[{group}]")

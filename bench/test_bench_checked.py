@@ -16,7 +16,7 @@ import pytest
 import ascend_numba as an
 from ascend_numba.ops.copy.plan import plan_copy
 from ascend_numba.kernels import alloc_buffer, big_small_lane_range, data_copy, kernel
-from ascend_numba.kernels.primitives import copy_bytes
+from ascend_numba.kernels.primitives.dma import copy_bytes
 
 from conftest import record, ref
 from test_bench_tile import LARGE, SEED

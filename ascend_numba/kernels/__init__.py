@@ -7,43 +7,9 @@ Kernel authors import from here::
 """
 
 from ..host.check import KernelCheckError
+from . import primitives
 from .launch import Kernel, KernelError, as_gm, compile_messages, constant, kernel
-from .primitives import (
-    CheckedLane,
-    Lane,
-    TracedLane,
-    add,
-    adds,
-    alloc_buffer,
-    big_small_lane_range,
-    cast_bf16_to_f32,
-    cast_f16_to_f32,
-    cast_f32_to_bf16,
-    cast_f32_to_f16,
-    contiguous_lane_range,
-    data_copy,
-    data_copy_pad,
-    div,
-    duplicate,
-    gather,
-    in_ub,
-    mul,
-    muls,
-    preload,
-    reinterpret,
-    set_value,
-    sub,
-    trace_work,
-    ttrans,
-    vmax,
-    vsqrt,
-)
+from .primitives import *  # noqa: F403 - the primitives are the kernel author's vocabulary
 
-__all__ = [
-    "Kernel", "KernelError", "KernelCheckError", "as_gm", "kernel", "constant", "compile_messages", "Lane",
-    "TracedLane", "CheckedLane", "set_value",
-    "alloc_buffer", "reinterpret", "in_ub", "contiguous_lane_range", "big_small_lane_range",
-    "data_copy", "data_copy_pad", "gather", "preload",
-    "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
-    "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16", "ttrans", "trace_work",
-]
+__all__ = ["Kernel", "KernelError", "KernelCheckError", "as_gm", "kernel", "constant", "compile_messages",
+           *primitives.__all__]

@@ -28,7 +28,7 @@ from .context import (
     lane_error,
     trace_work,
 )
-from .dma import copy_bytes, data_copy, data_copy_pad, gather
+from .dma import data_copy, data_copy_pad, gather
 from .memory import alloc_buffer, reinterpret
 from .preload import preload
 from .ttrans import ttrans
@@ -53,7 +53,7 @@ __all__ = [
     "Lane", "TracedLane", "CheckedLane",
     "in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
     "alloc_buffer", "reinterpret",
-    "data_copy", "data_copy_pad", "gather", "copy_bytes", "preload", "ttrans",
+    "data_copy", "data_copy_pad", "gather", "preload", "ttrans",
     "set_value", "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
     "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16",
 ]
