@@ -271,3 +271,133 @@ def test_checked_and_traced_together():
     trace = correct_scaled_copy.launch(x, y, 1003, block_dim=4, checked=True, trace=True)
     assert np.array_equal(y, x)
     assert trace.totals()["bytes_ub_to_gm"] == x.nbytes
+
+
+# ---- second pass: adjacent views, aliases, counts the device takes unsigned, Gather tables ----
+
+@an.kernel
+def halves_written_by_two_lanes(ctx, x, lo, hi, n):
+    """Correct: lane 0 writes ``lo``, lane 1 writes ``hi`` (two adjacent views of one array)."""
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    dst = lo if ctx.block_idx == 0 else hi
+    pos = 0 if ctx.block_idx == 0 else n
+    data_copy(ctx, buf, 0, x, pos, (n + 7) // 8 * 8)
+    data_copy_pad(ctx, dst, 0, buf, 0, 1, n * 4, 0, 0)
+
+
+@an.kernel
+def low_half_tail_rounded_up(ctx, x, lo, hi, n):
+    # bug: the tail of ``lo`` written as whole blocks runs into ``hi``: no GM padding between views
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    data_copy(ctx, buf, 0, x, 0, (n + 7) // 8 * 8)
+    data_copy(ctx, lo, 0, buf, 0, (n + 7) // 8 * 8)
+
+
+@an.kernel
+def both_lanes_write_the_high_half_head(ctx, x, lo, hi, n):
+    # bug: every lane writes the first block of ``hi``
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    data_copy(ctx, buf, 0, x, 0, 8)
+    data_copy(ctx, hi, 0, buf, 0, 8)
+
+
+def _halves(n):
+    out = np.full(2 * n, -1.0, np.float32)
+    return np.arange(2 * n, dtype=np.float32), out, out[:n], out[n:]
+
+
+def test_adjacent_views_of_one_array_are_two_tensors():
+    x, out, lo, hi = _halves(20)
+    halves_written_by_two_lanes.launch(x, lo, hi, 20, block_dim=2, checked=True)
+    assert np.array_equal(out, x)
+
+
+@pytest.mark.parametrize("kernel, n, lane, primitive, rule, tensor", [
+    (low_half_tail_rounded_up, 20, 0, "DataCopy", "gm-out-of-bounds", "lo (argument 1)"),
+    (both_lanes_write_the_high_half_head, 20, 1, "DataCopy", "gm-write-race", "hi (argument 2)"),
+], ids=["tail-into-neighbour", "race-on-neighbour-head"])
+def test_adjacent_views_bugs_are_caught_and_both_views_restored(kernel, n, lane, primitive, rule, tensor):
+    x, out, lo, hi = _halves(n)
+    with pytest.raises(an.KernelCheckError) as caught:
+        kernel.launch(x, lo, hi, n, block_dim=2, checked=True)
+    err = caught.value
+    assert (err.lane, err.primitive, err.rule, err.details["tensor"]) == (lane, primitive, rule, tensor), str(err)
+    assert (out == -1.0).all()  # nothing either lane wrote survives, in either view
+    if rule == "gm-out-of-bounds":
+        assert "no GM padding past its end" in str(err) and err.details["limit"] == n * 4
+
+
+@an.kernel
+def scale_in_place(ctx, x, y, n):
+    """Reads ``x`` and writes ``y``; launched with ``y`` the same array as ``x``."""
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    data_copy(ctx, buf, 0, x, 0, TILE)
+    muls(ctx, buf, buf, 2.0, TILE)
+    data_copy(ctx, y, ctx.block_idx * 8, buf, 0, 16)  # bug: lanes overlap by a block
+
+
+def test_an_in_place_launch_names_every_alias_and_restores():
+    x = np.arange(TILE, dtype=np.float32)
+    before = x.copy()
+    with pytest.raises(an.KernelCheckError) as caught:
+        scale_in_place.launch(x, x, TILE, block_dim=2, checked=True)
+    assert caught.value.rule == "gm-write-race"
+    assert caught.value.details["tensor"] == "x (argument 0) = y (argument 1)"
+    assert x.tobytes() == before.tobytes()
+
+
+@an.kernel
+def idle_lane_negative_count(ctx, x, y, n):
+    # bug: a block-aligned share per lane leaves the last lane past the end, and its count
+    # n - start goes negative; the device reads it unsigned
+    per = ((n + ctx.block_num - 1) // ctx.block_num + 7) // 8 * 8
+    start = ctx.block_idx * per
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    data_copy(ctx, buf, 0, x, start, min(per, n - start))
+
+
+@an.kernel
+def pad_with_no_blocks(ctx, x, y, n):
+    # bug: DataCopyExtParams with blockCount 0 (the API takes 1..4095)
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    data_copy(ctx, buf, 0, x, 0, TILE)
+    data_copy_pad(ctx, y, 0, buf, 0, 0, 32, 0, 0)
+
+
+@an.kernel
+def vector_op_negative_count(ctx, x, y, n):
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    duplicate(ctx, buf, 1.0, TILE)
+    adds(ctx, buf, buf, 1.0, n - TILE - 1)  # bug: n - TILE - 1 < 0
+
+
+@pytest.mark.parametrize("kernel, n, block_dim, lane, primitive, count, value", [
+    (idle_lane_negative_count, 16, 4, 3, "DataCopy", "byte count", -32),
+    (pad_with_no_blocks, 64, 1, 0, "DataCopyPad", "blockCount", 0),
+    (vector_op_negative_count, 64, 1, 0, "Adds", "byte count", -4),
+], ids=["idle-lane", "pad-zero-blocks", "vector-negative"])
+def test_counts_the_device_takes_unsigned_are_checked(kernel, n, block_dim, lane, primitive, count, value):
+    x, y = _args(n)
+    with pytest.raises(an.KernelCheckError) as caught:
+        kernel.launch(x, y, n, block_dim=block_dim, checked=True)
+    err = caught.value
+    assert (err.lane, err.primitive, err.rule) == (lane, primitive, "count-out-of-range"), str(err)
+    assert err.details == {"count": count, "value": value}
+    if value < 0:
+        assert f"unsigned {value % (1 << 32)}" in str(err)
+    kernel.launch(x, y, n, block_dim=block_dim)  # unchecked: skipped, memory safe
+
+
+@an.kernel
+def gather_with_int64_offsets(ctx, x, y, n):
+    src = alloc_buffer(ctx, TILE, np.float32)
+    dst = alloc_buffer(ctx, TILE, np.float32)
+    table = alloc_buffer(ctx, TILE, np.int64)
+    duplicate(ctx, src, 0.0, TILE)
+    gather(ctx, dst, src, table, 0, TILE)
+
+
+def test_a_gather_table_is_uint32_byte_offsets_or_a_clear_error():
+    x, y = _args(64)
+    with pytest.raises(Exception, match="offsets_bytes must be a uint32 UB tensor of byte offsets"):
+        gather_with_int64_offsets.launch(x, y, 64, block_dim=1, checked=True)

@@ -13,7 +13,7 @@ import pytest
 import ascend_numba as an
 from ascend_numba.host import InvalidArgument, InvalidType, InvalidVal, int32
 from ascend_numba.kernels import (
-    KernelError, alloc_buffer, constant, data_copy, data_copy_pad, gather, in_ub, kernel, muls, preload,
+    KernelError, alloc_buffer, constant, data_copy, data_copy_pad, gather, in_ub, kernel, muls, preload, reinterpret,
 )
 from ascend_numba.kernels.lane import PRELOAD_REGIONS, STATE_PRELOAD, STATE_PRELOAD_PENDING
 
@@ -88,7 +88,7 @@ def hostile_copy(ctx, src, dst, tiling):
     data_copy(ctx, dst, dst.size - 8, buf, 0, 64)         # writes past the end: dropped
     data_copy(ctx, dst, -5, buf, 0, 64)                   # negative offset: dropped
     data_copy_pad(ctx, dst, 0, buf, 0, 3, 8, 0, 1 << 40)  # huge stride: later blocks dropped
-    gather(ctx, buf, src, buf, 1 << 30, 64)               # indices past the source: skipped
+    gather(ctx, buf, src, reinterpret(buf, np.uint32), 1 << 30, 16)  # indices past the source: skipped
 
 
 def test_out_of_range_accesses_never_touch_memory():

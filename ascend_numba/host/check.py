@@ -10,7 +10,9 @@ What "GM padding" means here: the device allocator rounds a tensor up to the
 32-byte block and adds one block (``align_up(nbytes, 32) + 32``), so a DataCopy
 that rounds a tail up to whole blocks stays inside the allocation.  Accesses
 up to that limit are allowed (writes past the tensor's end are dropped);
-beyond it they break the gm-out-of-bounds rule.
+beyond it they break the gm-out-of-bounds rule.  Padding lies past an allocation's end, not
+between views of one array: a view that ends inside a larger array (``out[:n]`` beside
+``out[n:]``) may be read up to the limit but written only within its bytes.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ CHECK_RULE, CHECK_PRIMITIVE, CHECK_OPERAND, CHECK_DETAIL = 0, 1, 2, 3
 # A rule's or primitive's code is its index here (0 = none); compiled code looks codes up by name
 # (RULE["gm-write-race"], PRIMITIVE["DataCopy"]), so adding one is adding its name.
 RULES = ("", "gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer", "data-copy-count-unaligned",
-         "ub-address-unaligned", "ub-over-capacity", "ub-uninitialized-read", "gm-write-race")
+         "ub-address-unaligned", "ub-over-capacity", "ub-uninitialized-read", "gm-write-race", "count-out-of-range")
 PRIMITIVES = ("", "alloc_buffer", "DataCopy", "DataCopyPad", "Gather", "Duplicate", "Adds", "Muls", "Add", "Sub",
               "Mul", "Div", "Max", "Sqrt", "Cast", "TTRANS", "SetValue")
 RULE = {name: code for code, name in enumerate(RULES) if name}
@@ -34,6 +36,8 @@ PRIMITIVE = {name: code for code, name in enumerate(PRIMITIVES) if name}
 
 OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, OPERAND_TMP = range(4)
 OPERANDS = ("dst", "src", "src1", "tmp")
+# What a count-out-of-range detail names (index into COUNTS).
+COUNTS = ("byte count", "blockCount", "blockLen", "rows", "cols")
 
 
 class KernelCheckError(KernelError):
@@ -49,9 +53,11 @@ def _describe(rule: str, operand: str, d: list[int], ub_size: int, names) -> tup
         region, start, end, limit, nbytes = d
         if region < 0:
             return {"address": start}, f"{operand} is neither a GM argument nor a UB buffer"
+        where = (f"plus padding ({limit} bytes)" if limit > nbytes
+                 else "(a view inside a larger array: no GM padding past its end to write into)")
         return ({"tensor": names[region], "start": start, "end": end, "tensor_bytes": nbytes, "limit": limit},
                 f"{operand} in GM {names[region]}: bytes [{start}, {end}) outside the tensor's {nbytes} bytes "
-                f"plus padding ({limit} bytes)")
+                f"{where}")
     if rule == "ub-outside-ub":
         start, end = d[0], d[1]
         if start < 0:
@@ -77,6 +83,12 @@ def _describe(rule: str, operand: str, d: list[int], ub_size: int, names) -> tup
     if rule == "gm-write-race":
         return ({"tensor": names[d[0]], "byte": d[1], "other_lane": d[2]},
                 f"{operand} in GM {names[d[0]]}: byte {d[1]} was already written by lane {d[2]}")
+    if rule == "count-out-of-range":
+        value, which = d[0], COUNTS[d[1]] if 0 <= d[1] < len(COUNTS) else "byte count"
+        need = "at least 1" if which in ("blockCount", "blockLen") else "not negative"
+        wrapped = f" (the device reads it as the unsigned {value % (1 << 32)})" if value < 0 else ""
+        return ({"count": which, "value": value},
+                f"{which} {value}{wrapped}: the device's API takes a {which} {need}")
     return {}, f"unknown rule code {rule}"
 
 

@@ -37,14 +37,20 @@ from ..host.check import (
 from ._jit import OVERLOAD_OPTIONS, jit
 from .lane import CheckedLane, _load_i64, _store_i64, _voidptr
 
-__all__ = ["checked_rule", "REGION_COLS", "violation", "failed", "is_ub", "first_unwritten", "mark_written",
+__all__ = ["checked_rule", "REGION_COLS", "violation", "failed", "count_ok", "COUNT", "BLOCK_COUNT", "BLOCK_LEN",
+           "ROWS", "COLS", "is_ub", "first_unwritten", "mark_written",
            "ub_range_ok", "ub_aligned", "ub_read_ok", "is_local_operand", "gm_range", "claim"]
 
-REGION_ADDR, REGION_BYTES, REGION_OWNER, REGION_PADDED, REGION_OWNER_WIDTH, REGION_BACKUP = range(6)
-REGION_COLS = 6
+# A GM argument's row: address, bytes, owner map, bytes a read may reach (with GM padding), owner
+# width, backup, bytes a write may reach (the padding only where the view ends its allocation).
+(REGION_ADDR, REGION_BYTES, REGION_OWNER, REGION_PADDED, REGION_OWNER_WIDTH, REGION_BACKUP,
+ REGION_WRITABLE) = range(7)
+REGION_COLS = 7
 RULE_GM_BOUNDS, RULE_UB_OUTSIDE_UB, RULE_UB_OUTSIDE_BUFFER, RULE_UB_ADDRESS_ALIGN, RULE_UB_UNINITIALIZED, \
-    RULE_GM_WRITE_RACE = (RULE[n] for n in ("gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer",
-                                            "ub-address-unaligned", "ub-uninitialized-read", "gm-write-race"))
+    RULE_GM_WRITE_RACE, RULE_COUNT = (RULE[n] for n in (
+        "gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer", "ub-address-unaligned", "ub-uninitialized-read",
+        "gm-write-race", "count-out-of-range"))
+COUNT, BLOCK_COUNT, BLOCK_LEN, ROWS, COLS = range(5)  # host.check.COUNTS
 
 
 def _is_checked(ctx_type) -> bool:
@@ -95,6 +101,15 @@ def failed(ctx):
 @jit(always_inline=True)
 def is_ub(ctx, addr):
     return ctx.ub_addr <= addr and addr < ctx.ub_addr + ctx.ub_size
+
+
+@jit
+def count_ok(ctx, prim, operand, value, which, least):
+    """A count the device takes unsigned is at least ``least`` (0, or 1 where the API forbids 0)."""
+    if value < least:
+        violation(ctx, RULE_COUNT, prim, operand, value, which, 0, 0, 0)
+        return False
+    return True
 
 
 # ---- UB: bounds, alignment, written-since-Init shadow -------------------------------------------
@@ -175,25 +190,31 @@ def _region_field(ctx, r, col):
 
 @jit
 def _region_of(ctx, addr):
-    """The GM argument whose bytes hold ``addr`` (an empty view may sit at its end), or -1."""
+    """The GM argument whose bytes hold ``addr``, else one that ends at ``addr`` (an empty view
+    may sit at its end), else -1.  Adjacent views of one array (``out[:n]``, ``out[n:]``) meet at
+    an address that is the second's."""
     for r in range(ctx.n_regions):
         base = _region_field(ctx, r, REGION_ADDR)
-        if base <= addr and addr <= base + _region_field(ctx, r, REGION_BYTES):
+        if base <= addr and addr < base + _region_field(ctx, r, REGION_BYTES):
+            return r
+    for r in range(ctx.n_regions):
+        if addr == _region_field(ctx, r, REGION_ADDR) + _region_field(ctx, r, REGION_BYTES):
             return r
     return -1
 
 
 @jit
-def gm_range(ctx, prim, operand, addr, start, ext):
-    """The GM argument holding the access and its byte offset, or (-1, 0) after a violation."""
+def gm_range(ctx, prim, operand, addr, start, ext, write):
+    """The GM argument holding the access and its byte offset, or (-1, 0) after a violation.  A
+    read may reach into GM padding; a write only where the view ends its allocation."""
     r = _region_of(ctx, addr)
     if r < 0:
         violation(ctx, RULE_GM_BOUNDS, prim, operand, -1, addr, 0, 0, 0)
         return -1, 0
     off = addr - _region_field(ctx, r, REGION_ADDR) + start
-    padded = _region_field(ctx, r, REGION_PADDED)
-    if off < 0 or off + ext > padded:
-        violation(ctx, RULE_GM_BOUNDS, prim, operand, r, off, off + ext, padded, _region_field(ctx, r, REGION_BYTES))
+    limit = _region_field(ctx, r, REGION_WRITABLE if write else REGION_PADDED)
+    if off < 0 or off + ext > limit:
+        violation(ctx, RULE_GM_BOUNDS, prim, operand, r, off, off + ext, limit, _region_field(ctx, r, REGION_BYTES))
         return -1, 0
     return r, off
 

@@ -563,23 +563,47 @@ def _span(a: np.ndarray) -> tuple[int, int]:
     return start, start + a.nbytes
 
 
+def _allocation_end(a: np.ndarray) -> int:
+    """Where the memory ``a`` views ends: its owning array's end (a view of a larger array ends
+    inside it)."""
+    base = a
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    return _span(base)[1] if base.flags.c_contiguous else _span(a)[1]
+
+
 def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, scratch: tuple):
-    """The region table of the array arguments (address, bytes, owner map, bytes with padding,
-    owner width, backup), the arrays it points into (kept alive by the caller, used to restore)
-    and each region's name for messages."""
-    rows, kept, names = [], [], []
+    """The region table of the array arguments (see ``kernels.check``: address, bytes, owner map,
+    bytes a read may reach, owner width, backup, bytes a write may reach), the arrays it points
+    into (kept alive by the caller, used to restore) and each region's name for messages.
+    Arguments that are the same view (an in-place launch) share one region, named after all."""
+    rows, kept, names, by_span = [], [], [], {}
     for i, a in enumerate(args):
         if not isinstance(a, np.ndarray):
+            continue
+        name = f"{arg_names[i]} (argument {i})" if i < len(arg_names) else f"argument {i}"
+        fresh = i < len(arg_names) and arg_names[i] in scratch
+        start, end = _span(a)
+        r = by_span.get((start, end))
+        if r is not None:
+            names[r] += f" = {name}"
+            if not fresh and kept[r][2] is None:  # an alias the caller keeps: back it up
+                backup = np.zeros(a.nbytes, np.uint8)
+                kept[r] = (kept[r][0], kept[r][1], backup)
+                rows[r] = rows[r][:5] + (_span(backup)[0],) + rows[r][6:]
             continue
         # Lane + 1 of each byte's writer, and old values before their first write; calloc'd, so
         # the pages of bytes never written stay unmapped.
         owner = np.zeros(a.nbytes, np.uint8 if block_dim < 255 else np.uint16)
-        backup = None if i < len(arg_names) and arg_names[i] in scratch else np.zeros(a.nbytes, np.uint8)
+        backup = None if fresh else np.zeros(a.nbytes, np.uint8)
         kept.append((a, owner, backup))
-        padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes  # see host.check: GM padding
-        rows.append((_span(a)[0], a.nbytes, _span(owner)[0], padded, owner.itemsize,
-                     0 if backup is None else _span(backup)[0]))
-        names.append(f"{arg_names[i]} (argument {i})" if i < len(arg_names) else f"argument {i}")
+        # GM padding (see host.check) lies past an allocation's end, not between views of one array.
+        padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes
+        writable = padded if end == _allocation_end(a) else a.nbytes
+        by_span[(start, end)] = len(rows)
+        rows.append((start, a.nbytes, _span(owner)[0], padded, owner.itemsize,
+                     0 if backup is None else _span(backup)[0], writable))
+        names.append(name)
     regions = np.array(rows, np.int64).reshape(-1, REGION_COLS)
     return regions, kept, names
 

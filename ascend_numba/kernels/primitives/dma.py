@@ -12,14 +12,16 @@ Checked-mode rules beside the primitives: :func:`check_transfer` (DataCopy, Data
 from __future__ import annotations
 
 import numpy as np
-from numba import carray
+from numba import carray, types
+from numba.core.errors import TypingError
+from numba.extending import overload
 
 from ...config import SMALL_COPY, STREAM_MIN_ROW_BYTES
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE, RULE
 from ...host.trace import DIR_LOCAL, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER
-from .._jit import jit
+from .._jit import OVERLOAD_OPTIONS, jit
 from ..check import (
-    checked_rule,
+    BLOCK_COUNT, BLOCK_LEN, COUNT, checked_rule, count_ok,
     claim,
     first_unwritten,
     gm_range,
@@ -134,7 +136,13 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
                    block_len, src_pitch, dst_pitch):
     """DataCopy / DataCopyPad: bounds (GM with padding, UB and the tile's buffer), UB alignment,
     DataCopy block multiple, UB bytes read written since Init, one GM writer per byte."""
-    if block_count <= 0 or block_len <= 0:
+    if prim == PRIM_DATA_COPY:
+        if not count_ok(ctx, prim, OPERAND_SRC, block_len, COUNT, 0):
+            return False
+    elif not (count_ok(ctx, prim, OPERAND_SRC, block_count, BLOCK_COUNT, 1)
+              and count_ok(ctx, prim, OPERAND_SRC, block_len, BLOCK_LEN, 1)):
+        return False
+    if block_len == 0:
         return True
     if prim == PRIM_DATA_COPY and block_len % ctx.block_bytes != 0:
         violation(ctx, RULE_COPY_COUNT_ALIGN, prim, OPERAND_SRC, block_len, ctx.block_bytes, 0, 0, 0)
@@ -148,7 +156,7 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
         for k in range(block_count):
             if not ub_read_ok(ctx, prim, OPERAND_SRC, src_addr, src_byte + k * src_pitch, block_len):
                 return False
-    elif gm_range(ctx, prim, OPERAND_SRC, src_addr, src_byte, src_ext)[0] < 0:
+    elif gm_range(ctx, prim, OPERAND_SRC, src_addr, src_byte, src_ext, False)[0] < 0:
         return False
     if is_ub(ctx, dst_addr):
         if not (ub_aligned(ctx, prim, OPERAND_DST, dst_addr, dst_byte)
@@ -157,7 +165,7 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
         for k in range(block_count):
             mark_written(ctx, dst_addr - ctx.ub_addr + dst_byte + k * dst_pitch, block_len)
         return True
-    r, off = gm_range(ctx, prim, OPERAND_DST, dst_addr, dst_byte, dst_ext)
+    r, off = gm_range(ctx, prim, OPERAND_DST, dst_addr, dst_byte, dst_ext, True)
     if r < 0:
         return False
     for k in range(block_count):
@@ -170,7 +178,9 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
 @jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, table_nbytes, itemsize, base, count):
     """Gather: every offset inside the source tile, every byte read written since Init."""
-    if count <= 0:
+    if not count_ok(ctx, PRIM_GATHER, OPERAND_DST, count, COUNT, 0):
+        return False
+    if count == 0:
         return True
     p = PRIM_GATHER
     for operand, addr in ((OPERAND_DST, dst_addr), (OPERAND_SRC, src_addr), (OPERAND_SRC1, table_addr)):
@@ -267,13 +277,29 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
         d += dst_pitch
 
 
+def _byte_offset_table(table):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_byte_offset_table, jit_options=OVERLOAD_OPTIONS)
+def _ov_byte_offset_table(table):
+    # The device's Gather reads uint32 byte offsets; a table of another type would be read with
+    # other offsets than the check saw.
+    if not (isinstance(table, types.Array) and table.dtype == types.uint32):
+        raise TypingError(f"gather: offsets_bytes must be a uint32 UB tensor of byte offsets (the device's Gather "
+                          f"takes exactly that), got {table}; reinterpret(table, np.uint32) views one as that")
+    return lambda table: None
+
+
 @jit
 def gather(ctx, dst, src, offsets_bytes, base, count):
-    """Gather: ``dst[i] = src[base + offsets_bytes[i] / sizeof]`` for ``i < count`` (UB to UB).
+    """Gather: ``dst[i] = src[base + offsets_bytes[i] / sizeof]`` for ``i < count`` (UB to UB);
+    ``offsets_bytes`` is a uint32 UB tensor (the device's Gather takes byte offsets as uint32).
 
     Indices outside ``src`` are skipped.  The range is checked once over the
     whole offset table, so the element loop is a plain indexed copy.
     """
+    _byte_offset_table(offsets_bytes)
     itemsize = src.itemsize
     if not check_gather(ctx, _address(dst), dst.nbytes, _address(src), src.nbytes, _address(offsets_bytes),
                         offsets_bytes.nbytes, itemsize, base, count):

@@ -15,7 +15,9 @@ from numba.extending import intrinsic
 
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_TMP, PRIMITIVE
 from .._jit import jit
-from ..check import checked_rule, is_local_operand, mark_written, ub_aligned, ub_range_ok, ub_read_ok
+from ..check import (
+    COLS, ROWS, checked_rule, count_ok, is_local_operand, mark_written, ub_aligned, ub_range_ok, ub_read_ok,
+)
 from ..lane import ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, _address
 from .context import count_event, lane_error
 from .dma import copy_bytes
@@ -30,7 +32,10 @@ PRIM_TTRANS = PRIMITIVE["TTRANS"]
 def check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, src_stride, tmp_addr, itemsize,
                   rows, cols):
     """TTRANS: three aligned UB tiles, the source rows read and the destination rows written in bounds."""
-    if rows <= 0 or cols <= 0:
+    if not (count_ok(ctx, PRIM_TTRANS, OPERAND_SRC, rows, ROWS, 0)
+            and count_ok(ctx, PRIM_TTRANS, OPERAND_SRC, cols, COLS, 0)):
+        return False
+    if rows == 0 or cols == 0:
         return True
     p = PRIM_TTRANS
     for operand, addr in ((OPERAND_DST, dst_addr), (OPERAND_SRC, src_addr), (OPERAND_TMP, tmp_addr)):

@@ -16,7 +16,7 @@ from numba.extending import overload
 
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
 from .._jit import OVERLOAD_OPTIONS, jit
-from ..check import checked_rule, is_local_operand, mark_written, ub_aligned, ub_range_ok, ub_read_ok
+from ..check import COUNT, checked_rule, count_ok, is_local_operand, mark_written, ub_aligned, ub_range_ok, ub_read_ok
 from ..half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 from ..lane import _address
 from .preload import advance_preload
@@ -43,7 +43,9 @@ def _vector_source_ok(ctx, prim, operand, addr, nbytes, n):
 @jit
 def check_vector(ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a_n, b_addr, b_nbytes, b_n):
     """A vector op on ``dst_n`` destination bytes reading ``a_n`` / ``b_n`` bytes (NO_OPERAND: absent)."""
-    if dst_n <= 0:
+    if not count_ok(ctx, prim, OPERAND_DST, dst_n, COUNT, 0):
+        return False
+    if dst_n == 0:
         return True
     if a_n != NO_OPERAND and not _vector_source_ok(ctx, prim, OPERAND_SRC, a_addr, a_nbytes, a_n):
         return False
