@@ -8,14 +8,7 @@ Ops (one per entry of :data:`ascend_numba.ops.REGISTRY`): :func:`tile` / :func:`
 
 from .errors import AclnnParamError, ParamDtypeError, ParamInvalidError, ParamNullptrError
 from .host import (
-    PRESETS,
-    InvalidArgument,
-    InvalidType,
-    InvalidVal,
-    Platform,
-    TilingError,
-    TilingKeyField,
-    UBPlanError,
+    PRESETS, InvalidArgument, InvalidType, InvalidVal, Platform, TilingError, TilingKeyField, UBPlanError,
     get_platform,
 )
 from .kernels import Kernel, KernelCheckError, KernelError, compile_messages, kernel

@@ -374,7 +374,7 @@ def vector_op_negative_count(ctx, x, y, n):
 @pytest.mark.parametrize("kernel, n, block_dim, lane, primitive, count, value", [
     (idle_lane_negative_count, 16, 4, 3, "DataCopy", "byte count", -32),
     (pad_with_no_blocks, 64, 1, 0, "DataCopyPad", "blockCount", 0),
-    (vector_op_negative_count, 64, 1, 0, "Adds", "byte count", -4),
+    (vector_op_negative_count, 64, 1, 0, "Adds", "count", -1),
 ], ids=["idle-lane", "pad-zero-blocks", "vector-negative"])
 def test_counts_the_device_takes_unsigned_are_checked(kernel, n, block_dim, lane, primitive, count, value):
     x, y = _args(n)
@@ -401,3 +401,88 @@ def test_a_gather_table_is_uint32_byte_offsets_or_a_clear_error():
     x, y = _args(64)
     with pytest.raises(Exception, match="offsets_bytes must be a uint32 UB tensor of byte offsets"):
         gather_with_int64_offsets.launch(x, y, 64, block_dim=1, checked=True)
+
+
+# ---- garbage: bytes read from GM padding, and whatever is computed from them --------------------
+
+@an.kernel
+def fold_padded_tail(ctx, x, y, n):
+    # bug: the tail block holds GM padding past x's 12 elements; folding it onto the first block
+    # puts garbage in y[4:8]
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    out = alloc_buffer(ctx, TILE, np.float32)
+    data_copy(ctx, buf, 0, x, 0, 16)
+    add(ctx, out, buf, buf[8:], 8)
+    data_copy(ctx, y, 0, out, 0, 8)
+
+
+@an.kernel
+def gather_picks_padding(ctx, x, y, n):
+    # bug: the offset table points at element 13, past x's 12 elements (in the padded block)
+    src = alloc_buffer(ctx, TILE, np.float32)
+    dst = alloc_buffer(ctx, TILE, np.float32)
+    table = alloc_buffer(ctx, 8, np.uint32)
+    data_copy(ctx, src, 0, x, 0, 16)
+    for i in range(8):
+        set_value(ctx, table, i, (i + 6) * 4)
+    gather(ctx, dst, src, table, 0, 8)
+    data_copy(ctx, y, 0, dst, 0, 8)
+
+
+@an.kernel
+def staged_padding_copied_out(ctx, x, y, n):
+    # bug: a UB -> UB copy moves the padded block, and the whole block goes to y
+    a = alloc_buffer(ctx, TILE, np.float32)
+    b = alloc_buffer(ctx, TILE, np.float32)
+    data_copy(ctx, a, 0, x, 0, 16)
+    data_copy(ctx, b, 0, a, 8, 8)
+    data_copy(ctx, y, 0, b, 0, 8)
+
+
+@an.kernel
+def padded_tail_written_exactly(ctx, x, y, n):
+    """Correct: whole blocks in and through the vector unit, exactly n elements out."""
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    data_copy(ctx, buf, 0, x, 0, 16)
+    muls(ctx, buf, buf, 2.0, 16)
+    data_copy_pad(ctx, y, 0, buf, 0, 1, n * 4, 0, 0)
+
+
+@pytest.mark.parametrize("kernel, primitive, byte", [
+    (fold_padded_tail, "DataCopy", 16),
+    (gather_picks_padding, "DataCopy", 4 * 6),
+    (staged_padding_copied_out, "DataCopy", 16),
+], ids=["vector-fold", "gather", "ub-to-ub-copy"])
+def test_garbage_reaching_a_gm_tensor_is_caught(kernel, primitive, byte):
+    x = np.arange(12, dtype=np.float32)
+    y = np.full(8, -1.0, np.float32)
+    with pytest.raises(an.KernelCheckError) as caught:
+        kernel.launch(x, y, 12, block_dim=1, checked=True)
+    err = caught.value
+    assert (err.lane, err.primitive, err.rule) == (0, primitive, "gm-write-garbage"), str(err)
+    assert err.details == {"tensor": "y (argument 1)", "byte": byte}
+    assert (y == -1.0).all()
+
+
+def test_a_padded_tail_written_back_exactly_is_clean():
+    x = np.arange(12, dtype=np.float32)
+    y = np.zeros(12, np.float32)
+    padded_tail_written_exactly.launch(x, y, 12, block_dim=1, checked=True)
+    assert np.array_equal(y, 2 * x)
+
+
+@an.kernel
+def whole_block_then_the_rest(ctx, x, y, n):
+    """Correct, as Tile's first aligned write of a row: a whole block goes out with garbage past
+    x's 4 elements, and the rest of the row is written over it afterwards."""
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    data_copy(ctx, buf, 0, x, 0, 8)
+    data_copy(ctx, y, 0, buf, 0, 8)
+    data_copy_pad(ctx, y, 4, buf, 0, 1, 16, 0, 0)
+
+
+def test_garbage_overwritten_before_the_launch_ends_is_clean():
+    x = np.arange(4, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    whole_block_then_the_rest.launch(x, y, 4, block_dim=1, checked=True)
+    assert np.array_equal(y, np.tile(x, 2))

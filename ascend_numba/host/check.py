@@ -20,7 +20,7 @@ from __future__ import annotations
 from .errors import KernelError
 
 __all__ = ["KernelCheckError", "RULES", "PRIMITIVES", "RULE", "PRIMITIVE", "OPERANDS", "CHECK_SLOTS",
-           "decode_violation"]
+           "decode_violation", "garbage_violation"]
 
 CHECK_SLOTS = 8
 CHECK_RULE, CHECK_PRIMITIVE, CHECK_OPERAND, CHECK_DETAIL = 0, 1, 2, 3
@@ -28,7 +28,8 @@ CHECK_RULE, CHECK_PRIMITIVE, CHECK_OPERAND, CHECK_DETAIL = 0, 1, 2, 3
 # A rule's or primitive's code is its index here (0 = none); compiled code looks codes up by name
 # (RULE["gm-write-race"], PRIMITIVE["DataCopy"]), so adding one is adding its name.
 RULES = ("", "gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer", "data-copy-count-unaligned",
-         "ub-address-unaligned", "ub-over-capacity", "ub-uninitialized-read", "gm-write-race", "count-out-of-range")
+         "ub-address-unaligned", "ub-over-capacity", "ub-uninitialized-read", "gm-write-race", "count-out-of-range",
+         "gm-write-garbage")
 PRIMITIVES = ("", "alloc_buffer", "DataCopy", "DataCopyPad", "Gather", "Duplicate", "Adds", "Muls", "Add", "Sub",
               "Mul", "Div", "Max", "Sqrt", "Cast", "TTRANS", "SetValue")
 RULE = {name: code for code, name in enumerate(RULES) if name}
@@ -37,7 +38,7 @@ PRIMITIVE = {name: code for code, name in enumerate(PRIMITIVES) if name}
 OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, OPERAND_TMP = range(4)
 OPERANDS = ("dst", "src", "src1", "tmp")
 # What a count-out-of-range detail names (index into COUNTS).
-COUNTS = ("byte count", "blockCount", "blockLen", "rows", "cols")
+COUNTS = ("byte count", "blockCount", "blockLen", "rows", "cols", "count")
 
 
 class KernelCheckError(KernelError):
@@ -90,6 +91,16 @@ def _describe(rule: str, operand: str, d: list[int], ub_size: int, names) -> tup
         return ({"count": which, "value": value},
                 f"{which} {value}{wrapped}: the device's API takes a {which} {need}")
     return {}, f"unknown rule code {rule}"
+
+
+def garbage_violation(lane: int, primitive: int, tensor: str, byte: int) -> KernelCheckError:
+    """The error for garbage a checked launch left in a GM tensor: ``lane`` and ``primitive``
+    (its code) wrote byte ``byte`` of ``tensor`` last, with bytes read from GM padding or computed
+    from them."""
+    name = PRIMITIVES[primitive] if 0 < primitive < len(PRIMITIVES) else "?"
+    return KernelCheckError(lane, name, "gm-write-garbage", "src", {"tensor": tensor, "byte": byte},
+                            f"src left garbage in GM {tensor} at byte {byte}: UB bytes read from GM padding (past "
+                            "a tensor's end), or computed from such bytes, are in the tensor when the launch ends")
 
 
 def decode_violation(lane: int, row, ub_size: int, names) -> KernelCheckError:

@@ -10,8 +10,11 @@ scalars (addresses and sizes), never arrays: see :mod:`.lane`.
 
 What is tracked: the UB shadow holds one byte per UB byte, set to the lane's
 epoch when a primitive writes it (each lane has a new epoch, so nothing needs
-clearing between lanes); each GM argument has an owner map, one byte per byte
-(uint16 past 254 lanes) holding ``lane + 1`` of its writer, and a backup that
+clearing between lanes), and behind it one garbage mark per UB byte (set where
+the bytes came from GM padding or were computed from such bytes; meaningful
+only where the byte was written this epoch, since every write sets it); each
+GM argument has an owner map, one byte per byte (uint16 past 254 lanes) holding
+``lane + 1`` of its writer, and a backup that
 receives each byte's old value before its first write, so a failed launch can
 put the caller's arrays back as they were.  Checked launches run lanes one
 after another, so the owner test needs no atomics and the first violation
@@ -27,30 +30,27 @@ from numba import carray, types
 from numba.extending import overload
 
 from ..host.check import (
-    CHECK_DETAIL,
-    CHECK_OPERAND,
-    CHECK_PRIMITIVE,
-    CHECK_RULE,
-    OPERAND_DST,
-    RULE,
+    CHECK_DETAIL, CHECK_OPERAND, CHECK_PRIMITIVE, CHECK_RULE, OPERAND_DST, RULE,
 )
 from ._jit import OVERLOAD_OPTIONS, jit
 from .lane import CheckedLane, _load_i64, _store_i64, _voidptr
 
-__all__ = ["checked_rule", "REGION_COLS", "violation", "failed", "count_ok", "COUNT", "BLOCK_COUNT", "BLOCK_LEN",
-           "ROWS", "COLS", "is_ub", "first_unwritten", "mark_written",
+__all__ = ["checked_rule", "REGION_COLS", "violation", "failed", "count_ok", "mark_epoch", "set_garbage",
+           "first_garbage", "move_garbage", "propagate_garbage", "COUNT", "BLOCK_COUNT", "BLOCK_LEN",
+           "ROWS", "COLS", "ELEMENTS", "region_bytes", "carry_garbage", "is_ub", "first_unwritten", "mark_written",
            "ub_range_ok", "ub_aligned", "ub_read_ok", "is_local_operand", "gm_range", "claim"]
 
 # A GM argument's row: address, bytes, owner map, bytes a read may reach (with GM padding), owner
-# width, backup, bytes a write may reach (the padding only where the view ends its allocation).
+# width, backup, bytes a write may reach (the padding only where the view ends its allocation),
+# garbage map (per byte: the primitive that left garbage there, 0 if clean), whether any has.
 (REGION_ADDR, REGION_BYTES, REGION_OWNER, REGION_PADDED, REGION_OWNER_WIDTH, REGION_BACKUP,
- REGION_WRITABLE) = range(7)
-REGION_COLS = 7
+ REGION_WRITABLE, REGION_GARBAGE, REGION_DIRTY) = range(9)
+REGION_COLS = 9
 RULE_GM_BOUNDS, RULE_UB_OUTSIDE_UB, RULE_UB_OUTSIDE_BUFFER, RULE_UB_ADDRESS_ALIGN, RULE_UB_UNINITIALIZED, \
     RULE_GM_WRITE_RACE, RULE_COUNT = (RULE[n] for n in (
         "gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer", "ub-address-unaligned", "ub-uninitialized-read",
         "gm-write-race", "count-out-of-range"))
-COUNT, BLOCK_COUNT, BLOCK_LEN, ROWS, COLS = range(5)  # host.check.COUNTS
+COUNT, BLOCK_COUNT, BLOCK_LEN, ROWS, COLS, ELEMENTS = range(6)  # host.check.COUNTS
 
 
 def _is_checked(ctx_type) -> bool:
@@ -132,11 +132,74 @@ def first_unwritten(ctx, start, n):
 
 
 @jit(_nrt=True)  # builds carray views (an array value needs the runtime)
-def mark_written(ctx, start, n):
+def mark_epoch(ctx, start, n):
+    """UB bytes ``[start, start + n)`` written since Init (their garbage marks left as they are)."""
     shadow = carray(_voidptr(ctx.shadow_addr + start), n, np.uint8)
     epoch = np.uint8(ctx.epoch)
     for i in range(n):
         shadow[i] = epoch
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def set_garbage(ctx, start, n, value):
+    """Mark UB bytes garbage (1) or clean (0): what a lane read from GM padding, or computed from it."""
+    marks = carray(_voidptr(ctx.shadow_addr + ctx.ub_size + start), n, np.uint8)
+    v = np.uint8(value)
+    for i in range(n):
+        marks[i] = v
+
+
+@jit
+def mark_written(ctx, start, n):
+    """UB bytes written since Init with clean data."""
+    mark_epoch(ctx, start, n)
+    set_garbage(ctx, start, n, 0)
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def first_garbage(ctx, start, n):
+    """The first UB offset in ``[start, start + n)`` marked garbage, or -1 (only bytes written
+    this epoch carry a meaningful mark)."""
+    marks = carray(_voidptr(ctx.shadow_addr + ctx.ub_size + start), n, np.uint8)
+    any_set = np.uint8(0)
+    for i in range(n):
+        any_set |= marks[i]
+    if any_set == 0:
+        return -1
+    for i in range(n):
+        if marks[i] != 0:
+            return start + i
+    return -1
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def move_garbage(ctx, dst, src, n):
+    """A UB -> UB copy's marks: the destination bytes are as garbage as their sources."""
+    base = ctx.shadow_addr + ctx.ub_size
+    d = carray(_voidptr(base + dst), n, np.uint8)
+    s = carray(_voidptr(base + src), n, np.uint8)
+    if dst <= src:
+        for i in range(n):
+            d[i] = s[i]
+    else:
+        for i in range(n - 1, -1, -1):
+            d[i] = s[i]
+
+
+@jit
+def propagate_garbage(ctx, dst, dst_size, count, a, a_size, b, b_size):
+    """A vector op's marks, element by element: a result is garbage where a source element is
+    (``a`` / ``b`` < 0: no such operand).  Marks the destination written."""
+    dirty = (a >= 0 and first_garbage(ctx, a, count * a_size) >= 0) or \
+        (b >= 0 and first_garbage(ctx, b, count * b_size) >= 0)
+    if not dirty:
+        mark_written(ctx, dst, count * dst_size)
+        return
+    for i in range(count):
+        g = (a >= 0 and first_garbage(ctx, a + i * a_size, a_size) >= 0) or \
+            (b >= 0 and first_garbage(ctx, b + i * b_size, b_size) >= 0)
+        set_garbage(ctx, dst + i * dst_size, dst_size, 1 if g else 0)
+    mark_epoch(ctx, dst, count * dst_size)
 
 
 @jit
@@ -201,6 +264,36 @@ def _region_of(ctx, addr):
         if addr == _region_field(ctx, r, REGION_ADDR) + _region_field(ctx, r, REGION_BYTES):
             return r
     return -1
+
+
+@jit(always_inline=True)
+def region_bytes(ctx, r):
+    return _region_field(ctx, r, REGION_BYTES)
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def carry_garbage(ctx, prim, r, off, ub_start, n):
+    """A UB -> GM block of ``n`` bytes from UB offset ``ub_start`` to byte ``off`` of GM argument
+    ``r``: its bytes inside the tensor take the block's garbage marks (the primitive's code where
+    garbage lands, 0 where clean).  What is left at the end of the launch is the violation: a
+    kernel may write a whole block and overwrite the garbage part later, as Tile's first aligned
+    write of a row does."""
+    inside = min(n, _region_field(ctx, r, REGION_BYTES) - off)
+    if inside <= 0:
+        return
+    dirty = first_garbage(ctx, ub_start, inside) >= 0
+    if not dirty and _region_field(ctx, r, REGION_DIRTY) == 0:
+        return  # nothing garbage was ever written to this tensor
+    _store_i64(ctx.regions_addr, r * REGION_COLS + REGION_DIRTY, 1)
+    gm = carray(_voidptr(_region_field(ctx, r, REGION_GARBAGE) + off), inside, np.uint8)
+    if not dirty:
+        for i in range(inside):
+            gm[i] = 0
+        return
+    marks = carray(_voidptr(ctx.shadow_addr + ctx.ub_size + ub_start), inside, np.uint8)
+    code = np.uint8(prim)
+    for i in range(inside):
+        gm[i] = code if marks[i] != 0 else np.uint8(0)
 
 
 @jit

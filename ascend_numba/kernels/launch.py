@@ -41,27 +41,17 @@ from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
 from ..config import STREAM_BYTES, TRACE_CAPACITY
-from ..host.check import CHECK_RULE, CHECK_SLOTS, decode_violation
+from ..host.check import CHECK_RULE, CHECK_SLOTS, decode_violation, garbage_violation
 from ..host.errors import KernelError
 from ..host.platform import Platform, check_block_dim, get_platform
 from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
 from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
 from ._jit import OVERLOAD_OPTIONS, compiled_code_digest, dispatcher, jit
-from .check import REGION_COLS
+from .check import REGION_COLS, REGION_DIRTY
 from .lane import (
-    ERR_LANE_RAISED,
-    ERR_TMP_TOO_SMALL,
-    ERR_UB_CAPACITY,
-    LANE_STATE_SLOTS,
-    LANE_TYPES,
-    STATE_ERROR,
-    STATE_ERROR_DETAIL,
-    STATE_STREAM,
-    CheckedLane,
-    Lane,
-    TracedLane,
-    _address,
+    ERR_LANE_RAISED, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, LANE_TYPES, STATE_ERROR,
+    STATE_ERROR_DETAIL, STATE_STREAM, CheckedLane, Lane, TracedLane, _address,
 )
 
 __all__ = ["Kernel", "KernelBody", "PreparedLaunch", "kernel", "KernelError", "as_gm", "check_block_dim",
@@ -525,14 +515,18 @@ def run_launch(body: KernelBody, block_dim: int, platform: Platform, gm_args: tu
     if checked:
         check = np.zeros((block_dim, CHECK_SLOTS), np.int64)
         regions, kept, names = _gm_regions(gm_args, arg_names, platform.block_bytes, block_dim, scratch)
-        check_info = (np.zeros(platform.ub_size, np.uint8), regions)
+        # The UB shadow: the written-since-Init epochs, then the garbage marks (see kernels.check).
+        check_info = (np.zeros(2 * platform.ub_size, np.uint8), regions)
         _launch_lanes_checked(block_dim, ub_pool, platform.block_bytes, state, trace, check, check_info, gm_args,
                               tiling, address)
         failed = np.flatnonzero(check[:, CHECK_RULE])
-        if failed.size or state[:, STATE_ERROR].any():
+        left = None if failed.size or state[:, STATE_ERROR].any() else _garbage_left(regions, kept, names)
+        if failed.size or left is not None or state[:, STATE_ERROR].any():
             _restore(kept)
         if failed.size:
             raise decode_violation(int(failed[0]), check[failed[0]], platform.ub_size, names)
+        if left is not None:
+            raise left
     else:
         _launch_lanes(block_dim, ub_pool, platform.block_bytes, state, trace, gm_args, tiling, address)
     _raise_lane_error(state, platform)
@@ -574,9 +568,10 @@ def _allocation_end(a: np.ndarray) -> int:
 
 def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, scratch: tuple):
     """The region table of the array arguments (see ``kernels.check``: address, bytes, owner map,
-    bytes a read may reach, owner width, backup, bytes a write may reach), the arrays it points
-    into (kept alive by the caller, used to restore) and each region's name for messages.
-    Arguments that are the same view (an in-place launch) share one region, named after all."""
+    bytes a read may reach, owner width, backup, bytes a write may reach, garbage map, dirty), the
+    arrays it points into as (array, owner, backup, garbage) (kept alive by the caller, used to
+    restore and to find garbage left) and each region's name for messages.  Arguments that are the
+    same view (an in-place launch) share one region, named after all."""
     rows, kept, names, by_span = [], [], [], {}
     for i, a in enumerate(args):
         if not isinstance(a, np.ndarray):
@@ -589,28 +584,42 @@ def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int,
             names[r] += f" = {name}"
             if not fresh and kept[r][2] is None:  # an alias the caller keeps: back it up
                 backup = np.zeros(a.nbytes, np.uint8)
-                kept[r] = (kept[r][0], kept[r][1], backup)
+                kept[r] = (kept[r][0], kept[r][1], backup, kept[r][3])
                 rows[r] = rows[r][:5] + (_span(backup)[0],) + rows[r][6:]
             continue
-        # Lane + 1 of each byte's writer, and old values before their first write; calloc'd, so
-        # the pages of bytes never written stay unmapped.
+        # Lane + 1 of each byte's writer, old values before their first write, the garbage left
+        # in it; calloc'd, so the pages of bytes never written stay unmapped.
         owner = np.zeros(a.nbytes, np.uint8 if block_dim < 255 else np.uint16)
         backup = None if fresh else np.zeros(a.nbytes, np.uint8)
-        kept.append((a, owner, backup))
+        garbage = np.zeros(a.nbytes, np.uint8)
+        kept.append((a, owner, backup, garbage))
         # GM padding (see host.check) lies past an allocation's end, not between views of one array.
         padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes
         writable = padded if end == _allocation_end(a) else a.nbytes
         by_span[(start, end)] = len(rows)
         rows.append((start, a.nbytes, _span(owner)[0], padded, owner.itemsize,
-                     0 if backup is None else _span(backup)[0], writable))
+                     0 if backup is None else _span(backup)[0], writable, _span(garbage)[0], 0))
         names.append(name)
     regions = np.array(rows, np.int64).reshape(-1, REGION_COLS)
     return regions, kept, names
 
 
+def _garbage_left(regions: np.ndarray, kept: list, names: list):
+    """The first GM byte a checked launch left garbage in (see ``kernels.check.carry_garbage``),
+    as a KernelCheckError naming its writer, or None."""
+    for r, (_array, owner, _backup, garbage) in enumerate(kept):
+        if not regions[r, REGION_DIRTY]:
+            continue
+        left = np.flatnonzero(garbage)
+        if left.size:
+            byte = int(left[0])
+            return garbage_violation(int(owner[byte]) - 1, int(garbage[byte]), names[r], byte)
+    return None
+
+
 def _restore(kept: list):
     """Put back every GM byte a failed checked launch wrote (arguments with a backup)."""
-    for array, owner, backup in kept:
+    for array, owner, backup, _garbage in kept:
         if backup is not None:
             written = owner != 0
             array.view(np.uint8)[written] = backup[written]

@@ -21,32 +21,15 @@ to nothing with a plain :class:`Lane`.
 
 from ..lane import CheckedLane, Lane, TracedLane
 from .context import (
-    big_small_lane_range,
-    contiguous_lane_range,
-    count_event,
-    in_ub,
-    lane_error,
-    trace_work,
+    big_small_lane_range, contiguous_lane_range, count_event, in_ub, lane_error, trace_work,
 )
 from .dma import data_copy, data_copy_pad, gather
 from .memory import alloc_buffer, reinterpret
 from .preload import preload
 from .ttrans import ttrans
 from .vector import (
-    add,
-    adds,
-    cast_bf16_to_f32,
-    cast_f16_to_f32,
-    cast_f32_to_bf16,
-    cast_f32_to_f16,
-    div,
-    duplicate,
-    mul,
-    muls,
-    set_value,
-    sub,
-    vmax,
-    vsqrt,
+    add, adds, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16, cast_f32_to_f16, div, duplicate, mul, muls,
+    set_value, sub, vmax, vsqrt,
 )
 
 __all__ = [

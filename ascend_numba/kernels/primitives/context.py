@@ -13,17 +13,12 @@ from numba.extending import overload
 
 # The trace row layout and event codes live with their host-side reader.
 from ...host.trace import (
-    DIR_IN,
-    DIR_LOCAL,
-    DIR_OUT,
-    TRACE_BYTES_IN,
-    TRACE_CALLS_IN,
-    TRACE_EVENT_COUNT,
-    TRACE_EVENTS,
-    TRACE_WORK,
+    DIR_IN, DIR_LOCAL, DIR_OUT, TRACE_BYTES_IN, TRACE_CALLS_IN, TRACE_EVENT_COUNT, TRACE_EVENTS, TRACE_WORK,
 )
 from .._jit import OVERLOAD_OPTIONS, jit
-from ..lane import STATE_ERROR, STATE_ERROR_DETAIL, CheckedLane, TracedLane, _address, _load_i64, _store_i64
+from ..lane import (
+    STATE_ERROR, STATE_ERROR_DETAIL, CheckedLane, TracedLane, _address, _load_i64, _store_i64,
+)
 
 __all__ = ["in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
            "trace_copy", "copy_direction"]

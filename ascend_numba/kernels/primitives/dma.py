@@ -21,17 +21,9 @@ from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE, RUL
 from ...host.trace import DIR_LOCAL, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER
 from .._jit import OVERLOAD_OPTIONS, jit
 from ..check import (
-    BLOCK_COUNT, BLOCK_LEN, COUNT, checked_rule, count_ok,
-    claim,
-    first_unwritten,
-    gm_range,
-    is_local_operand,
-    is_ub,
-    mark_written,
-    ub_aligned,
-    ub_range_ok,
-    ub_read_ok,
-    violation,
+    BLOCK_COUNT, BLOCK_LEN, COUNT, checked_rule, claim, count_ok, first_garbage, first_unwritten, carry_garbage,
+    gm_range, is_local_operand, is_ub, mark_epoch, mark_written, move_garbage, region_bytes, set_garbage, ub_aligned,
+    ub_range_ok, ub_read_ok, violation,
 )
 from ..lane import STATE_STREAM, _address, _load_i64, _voidptr
 from .context import copy_direction, in_ub, trace_copy
@@ -149,21 +141,35 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
         return False
     src_ext = (block_count - 1) * src_pitch + block_len
     dst_ext = (block_count - 1) * dst_pitch + block_len
-    if is_ub(ctx, src_addr):
+    src_local = is_ub(ctx, src_addr)
+    s0 = src_addr - ctx.ub_addr + src_byte  # UB offset of the first source block (a local source)
+    if src_local:
         if not (ub_aligned(ctx, prim, OPERAND_SRC, src_addr, src_byte)
                 and ub_range_ok(ctx, prim, OPERAND_SRC, src_addr, src_nbytes, src_byte, src_ext)):
             return False
         for k in range(block_count):
             if not ub_read_ok(ctx, prim, OPERAND_SRC, src_addr, src_byte + k * src_pitch, block_len):
                 return False
-    elif gm_range(ctx, prim, OPERAND_SRC, src_addr, src_byte, src_ext, False)[0] < 0:
-        return False
+        src_r, src_off = -1, 0
+    else:
+        src_r, src_off = gm_range(ctx, prim, OPERAND_SRC, src_addr, src_byte, src_ext, False)
+        if src_r < 0:
+            return False
     if is_ub(ctx, dst_addr):
         if not (ub_aligned(ctx, prim, OPERAND_DST, dst_addr, dst_byte)
                 and ub_range_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, dst_byte, dst_ext)):
             return False
+        d0 = dst_addr - ctx.ub_addr + dst_byte
         for k in range(block_count):
-            mark_written(ctx, dst_addr - ctx.ub_addr + dst_byte + k * dst_pitch, block_len)
+            d = d0 + k * dst_pitch
+            if src_local:  # garbage moves with the bytes
+                mark_epoch(ctx, d, block_len)
+                move_garbage(ctx, d, s0 + k * src_pitch, block_len)
+            else:  # bytes past the source tensor's end are GM padding: garbage
+                mark_written(ctx, d, block_len)
+                real = max(0, region_bytes(ctx, src_r) - (src_off + k * src_pitch))
+                if real < block_len:
+                    set_garbage(ctx, d + real, block_len - real, 1)
         return True
     r, off = gm_range(ctx, prim, OPERAND_DST, dst_addr, dst_byte, dst_ext, True)
     if r < 0:
@@ -171,6 +177,8 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
     for k in range(block_count):
         if not claim(ctx, prim, r, off + k * dst_pitch, block_len):
             return False
+        if src_local:
+            carry_garbage(ctx, prim, r, off + k * dst_pitch, s0 + k * src_pitch, block_len)
     return True
 
 
@@ -206,7 +214,14 @@ def check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, ta
             if not (ub_range_ok(ctx, p, OPERAND_SRC, src_addr, src_nbytes, start, itemsize)
                     and ub_read_ok(ctx, p, OPERAND_SRC, src_addr, start, itemsize)):
                 return False
-    mark_written(ctx, dst_addr - ctx.ub_addr, count * itemsize)
+    d0 = dst_addr - ctx.ub_addr
+    if inside and first_garbage(ctx, t0 + first, span) < 0:
+        mark_written(ctx, d0, count * itemsize)
+        return True
+    for i in range(count):  # garbage moves element by element
+        start = (base + np.int64(table[i]) // itemsize) * itemsize
+        set_garbage(ctx, d0 + i * itemsize, itemsize, 1 if first_garbage(ctx, t0 + start, itemsize) >= 0 else 0)
+    mark_epoch(ctx, d0, count * itemsize)
     return True
 
 

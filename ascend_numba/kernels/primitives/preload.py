@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
-from ..lane import PRELOAD_REGIONS, STATE_PRELOAD, STATE_PRELOAD_PENDING, _address, _load_i64, _store_i64
+from ..lane import (
+    PRELOAD_REGIONS, STATE_PRELOAD, STATE_PRELOAD_PENDING, _address, _load_i64, _store_i64,
+)
 from .llvm import prefetch_line
 
 __all__ = ["preload", "advance_preload"]

@@ -16,7 +16,8 @@ from numba.extending import intrinsic
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_TMP, PRIMITIVE
 from .._jit import jit
 from ..check import (
-    COLS, ROWS, checked_rule, count_ok, is_local_operand, mark_written, ub_aligned, ub_range_ok, ub_read_ok,
+    COLS, ROWS, checked_rule, count_ok, first_garbage, is_local_operand, mark_epoch, mark_written, set_garbage,
+    ub_aligned, ub_range_ok, ub_read_ok,
 )
 from ..lane import ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, _address
 from .context import count_event, lane_error
@@ -48,8 +49,18 @@ def check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, sr
             return False
     if not ub_range_ok(ctx, p, OPERAND_DST, dst_addr, dst_nbytes, 0, ((cols - 1) * dst_stride + rows) * itemsize):
         return False
+    s0, d0 = src_addr - ctx.ub_addr, dst_addr - ctx.ub_addr
+    dirty = False
+    for i in range(rows):
+        dirty = dirty or first_garbage(ctx, s0 + i * src_stride * itemsize, cols * itemsize) >= 0
     for j in range(cols):
-        mark_written(ctx, dst_addr - ctx.ub_addr + j * dst_stride * itemsize, rows * itemsize)
+        if dirty:  # garbage moves with its element: dst[j, i] from src[i, j]
+            for i in range(rows):
+                garbage = first_garbage(ctx, s0 + (i * src_stride + j) * itemsize, itemsize) >= 0
+                set_garbage(ctx, d0 + (j * dst_stride + i) * itemsize, itemsize, 1 if garbage else 0)
+            mark_epoch(ctx, d0 + j * dst_stride * itemsize, rows * itemsize)
+        else:
+            mark_written(ctx, d0 + j * dst_stride * itemsize, rows * itemsize)
     return True
 
 

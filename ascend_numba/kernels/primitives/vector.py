@@ -16,7 +16,10 @@ from numba.extending import overload
 
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
 from .._jit import OVERLOAD_OPTIONS, jit
-from ..check import COUNT, checked_rule, count_ok, is_local_operand, mark_written, ub_aligned, ub_range_ok, ub_read_ok
+from ..check import (
+    ELEMENTS, checked_rule, count_ok, is_local_operand, mark_written, propagate_garbage, ub_aligned, ub_range_ok,
+    ub_read_ok,
+)
 from ..half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 from ..lane import _address
 from .preload import advance_preload
@@ -27,7 +30,7 @@ __all__ = ["set_value", "duplicate", "adds", "muls", "add", "sub", "mul", "div",
 (PRIM_DUPLICATE, PRIM_ADDS, PRIM_MULS, PRIM_ADD, PRIM_SUB, PRIM_MUL, PRIM_DIV, PRIM_MAX, PRIM_SQRT, PRIM_CAST,
  PRIM_SET_VALUE) = (PRIMITIVE[n] for n in ("Duplicate", "Adds", "Muls", "Add", "Sub", "Mul", "Div", "Max", "Sqrt",
                                            "Cast", "SetValue"))
-NO_OPERAND = -1  # the byte count passed for an absent vector operand
+NO_OPERAND = -1  # the element size passed for an absent vector operand
 
 
 # ---- checked-mode rules: True when the primitive may run ------------------------------------------
@@ -41,20 +44,25 @@ def _vector_source_ok(ctx, prim, operand, addr, nbytes, n):
 
 @checked_rule
 @jit
-def check_vector(ctx, prim, dst_addr, dst_nbytes, dst_n, a_addr, a_nbytes, a_n, b_addr, b_nbytes, b_n):
-    """A vector op on ``dst_n`` destination bytes reading ``a_n`` / ``b_n`` bytes (NO_OPERAND: absent)."""
-    if not count_ok(ctx, prim, OPERAND_DST, dst_n, COUNT, 0):
+def check_vector(ctx, prim, count, dst_addr, dst_nbytes, dst_size, a_addr, a_nbytes, a_size, b_addr, b_nbytes,
+                 b_size):
+    """A vector op on ``count`` elements of ``dst_size`` bytes, reading elements of ``a_size`` /
+    ``b_size`` bytes (NO_OPERAND: absent); a result is garbage where a source element is."""
+    if not count_ok(ctx, prim, OPERAND_DST, count, ELEMENTS, 0):
         return False
-    if dst_n == 0:
+    if count == 0:
         return True
-    if a_n != NO_OPERAND and not _vector_source_ok(ctx, prim, OPERAND_SRC, a_addr, a_nbytes, a_n):
+    if a_size != NO_OPERAND and not _vector_source_ok(ctx, prim, OPERAND_SRC, a_addr, a_nbytes, count * a_size):
         return False
-    if b_n != NO_OPERAND and not _vector_source_ok(ctx, prim, OPERAND_SRC1, b_addr, b_nbytes, b_n):
+    if b_size != NO_OPERAND and not _vector_source_ok(ctx, prim, OPERAND_SRC1, b_addr, b_nbytes, count * b_size):
         return False
     if not (is_local_operand(ctx, prim, OPERAND_DST, dst_addr) and ub_aligned(ctx, prim, OPERAND_DST, dst_addr, 0)
-            and ub_range_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, 0, dst_n)):
+            and ub_range_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, 0, count * dst_size)):
         return False
-    mark_written(ctx, dst_addr - ctx.ub_addr, dst_n)
+    ub = np.int64(ctx.ub_addr)
+    propagate_garbage(ctx, np.int64(dst_addr) - ub, dst_size, count,
+                      np.int64(a_addr) - ub if a_size != NO_OPERAND else np.int64(-1), a_size,
+                      np.int64(b_addr) - ub if b_size != NO_OPERAND else np.int64(-1), b_size)
     return True
 
 
@@ -115,14 +123,14 @@ def _ov_vscalar(tensor, value):
 
 @jit(always_inline=True)
 def _check_unary(ctx, prim, dst, src, count):
-    return check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(src), src.nbytes,
-                 count * src.itemsize, 0, 0, NO_OPERAND)
+    return check_vector(ctx, prim, count, _address(dst), dst.nbytes, dst.itemsize, _address(src), src.nbytes,
+                        src.itemsize, 0, 0, NO_OPERAND)
 
 
 @jit(always_inline=True)
 def _check_binary(ctx, prim, dst, a, b, count):
-    return check_vector(ctx, prim, _address(dst), dst.nbytes, count * dst.itemsize, _address(a), a.nbytes,
-                 count * a.itemsize, _address(b), b.nbytes, count * b.itemsize)
+    return check_vector(ctx, prim, count, _address(dst), dst.nbytes, dst.itemsize, _address(a), a.nbytes,
+                        a.itemsize, _address(b), b.nbytes, b.itemsize)
 
 
 @jit
@@ -135,7 +143,7 @@ def set_value(ctx, tensor, index, value):
 @jit
 def duplicate(ctx, dst, value, count):
     """Duplicate: fill ``dst[:count]`` with a scalar."""
-    if not check_vector(ctx, PRIM_DUPLICATE, _address(dst), dst.nbytes, count * dst.itemsize, 0, 0, NO_OPERAND, 0,
+    if not check_vector(ctx, PRIM_DUPLICATE, count, _address(dst), dst.nbytes, dst.itemsize, 0, 0, NO_OPERAND, 0,
                         0, NO_OPERAND):
         return
     advance_preload(ctx)

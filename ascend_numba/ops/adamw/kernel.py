@@ -16,27 +16,9 @@ import numpy as np
 
 from ...config import COMPUTE_OPS
 from ...kernels import (
-    add,
-    adds,
-    alloc_buffer,
-    big_small_lane_range,
-    cast_bf16_to_f32,
-    cast_f16_to_f32,
-    cast_f32_to_bf16,
-    cast_f32_to_f16,
-    constant,
-    data_copy,
-    data_copy_pad,
-    div,
-    duplicate,
-    kernel,
-    mul,
-    muls,
-    preload,
-    sub,
-    trace_work,
-    vmax,
-    vsqrt,
+    add, adds, alloc_buffer, big_small_lane_range, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
+    cast_f32_to_f16, constant, data_copy, data_copy_pad, div, duplicate, kernel, mul, muls, preload, sub, trace_work,
+    vmax, vsqrt,
 )
 from ...kernels._jit import jit
 from ...kernels.half import bf16_to_f32, f16_to_f32

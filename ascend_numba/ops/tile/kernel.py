@@ -29,15 +29,7 @@ import numpy as np
 
 from ...config import SPLIT_MULT_DOUBLING_BYTES
 from ...kernels import (
-    adds,
-    alloc_buffer,
-    constant,
-    contiguous_lane_range,
-    data_copy,
-    data_copy_pad,
-    gather,
-    kernel,
-    set_value,
+    adds, alloc_buffer, constant, contiguous_lane_range, data_copy, data_copy_pad, gather, kernel, set_value,
     trace_work,
 )
 from ...kernels._jit import jit

@@ -13,19 +13,8 @@ from .._args import as_input, check_block_dim, check_out, empty, source_for
 from ..problem import Problem, problem_cache
 from .kernel import fractal_z_3d_kernel, fractal_z_kernel, transpose_kernel
 from .plan import (
-    A5_CONVERSIONS,
-    CONVERSIONS,
-    FORMAT_NDIM,
-    TTransRuleError,
-    check_a5_alignment,
-    check_given_c0,
-    check_ttrans_dtype,
-    conversion_output_shape,
-    plan_fractal_z,
-    plan_fractal_z_3d,
-    plan_transpose_blocks,
-    resolve_c0,
-    ttrans_tmp_bytes,
+    A5_CONVERSIONS, CONVERSIONS, FORMAT_NDIM, TTransRuleError, check_a5_alignment, check_given_c0, check_ttrans_dtype,
+    conversion_output_shape, plan_fractal_z, plan_fractal_z_3d, plan_transpose_blocks, resolve_c0, ttrans_tmp_bytes,
 )
 
 __all__ = ["transpose2d", "convert_format", "ttrans_tmp_bytes", "TTransRuleError"]

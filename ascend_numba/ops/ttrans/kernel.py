@@ -8,14 +8,7 @@ primitive (``kernels/primitives/ttrans.py``).
 
 
 from ...kernels import (
-    alloc_buffer,
-    contiguous_lane_range,
-    data_copy,
-    data_copy_pad,
-    duplicate,
-    kernel,
-    trace_work,
-    ttrans,
+    alloc_buffer, contiguous_lane_range, data_copy, data_copy_pad, duplicate, kernel, trace_work, ttrans,
 )
 from ...kernels.primitives.ttrans import align_up
 
