@@ -33,7 +33,7 @@ from ..host.check import (
     CHECK_DETAIL, CHECK_OPERAND, CHECK_PRIMITIVE, CHECK_RULE, OPERAND_DST, RULE,
 )
 from ._jit import OVERLOAD_OPTIONS, jit
-from .lane import CheckedLane, _load_i64, _store_i64, _voidptr
+from .lane import STATE_GARBAGE, CheckedLane, _load_i64, _store_i64, _voidptr
 
 __all__ = ["checked_rule", "REGION_COLS", "violation", "failed", "count_ok", "mark_epoch", "set_garbage",
            "first_garbage", "move_garbage", "propagate_garbage", "COUNT", "BLOCK_COUNT", "BLOCK_LEN",
@@ -142,39 +142,64 @@ def mark_epoch(ctx, start, n):
 
 @jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def set_garbage(ctx, start, n, value):
-    """Mark UB bytes garbage (1) or clean (0): what a lane read from GM padding, or computed from it."""
+    """Mark UB bytes garbage (``value`` 1) or clean (0).  A mark is garbage only when it holds
+    the lane's epoch, so nothing needs clearing between lanes, and a lane that never marked a
+    byte garbage (most do not) skips every garbage step."""
     marks = carray(_voidptr(ctx.shadow_addr + ctx.ub_size + start), n, np.uint8)
-    v = np.uint8(value)
+    if value:
+        _store_i64(ctx.state_addr, STATE_GARBAGE, 1)
+        v = np.uint8(ctx.epoch)
+    else:
+        v = np.uint8(0)
     for i in range(n):
         marks[i] = v
 
 
-@jit
+@jit(always_inline=True)
+def _has_garbage(ctx):
+    return _load_i64(ctx.state_addr, STATE_GARBAGE) != 0
+
+
+@jit(always_inline=True)
 def mark_written(ctx, start, n):
     """UB bytes written since Init with clean data."""
     mark_epoch(ctx, start, n)
-    set_garbage(ctx, start, n, 0)
+    if _has_garbage(ctx):
+        set_garbage(ctx, start, n, 0)
+
+
+@jit(always_inline=True)
+def first_garbage(ctx, start, n):
+    """The first UB offset in ``[start, start + n)`` marked garbage, or -1."""
+    if not _has_garbage(ctx):
+        return -1
+    return _first_garbage(ctx, start, n)
 
 
 @jit(_nrt=True)  # builds carray views (an array value needs the runtime)
-def first_garbage(ctx, start, n):
-    """The first UB offset in ``[start, start + n)`` marked garbage, or -1 (only bytes written
-    this epoch carry a meaningful mark)."""
+def _first_garbage(ctx, start, n):
     marks = carray(_voidptr(ctx.shadow_addr + ctx.ub_size + start), n, np.uint8)
-    any_set = np.uint8(0)
+    epoch = np.uint8(ctx.epoch)
+    found = False
     for i in range(n):
-        any_set |= marks[i]
-    if any_set == 0:
+        found |= marks[i] == epoch
+    if not found:
         return -1
     for i in range(n):
-        if marks[i] != 0:
+        if marks[i] == epoch:
             return start + i
     return -1
 
 
-@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+@jit(always_inline=True)
 def move_garbage(ctx, dst, src, n):
     """A UB -> UB copy's marks: the destination bytes are as garbage as their sources."""
+    if _has_garbage(ctx):
+        _move_garbage(ctx, dst, src, n)
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def _move_garbage(ctx, dst, src, n):
     base = ctx.shadow_addr + ctx.ub_size
     d = carray(_voidptr(base + dst), n, np.uint8)
     s = carray(_voidptr(base + src), n, np.uint8)
@@ -291,9 +316,9 @@ def carry_garbage(ctx, prim, r, off, ub_start, n):
             gm[i] = 0
         return
     marks = carray(_voidptr(ctx.shadow_addr + ctx.ub_size + ub_start), inside, np.uint8)
-    code = np.uint8(prim)
+    code, epoch = np.uint8(prim), np.uint8(ctx.epoch)
     for i in range(inside):
-        gm[i] = code if marks[i] != 0 else np.uint8(0)
+        gm[i] = code if marks[i] == epoch else np.uint8(0)
 
 
 @jit

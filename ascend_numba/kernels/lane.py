@@ -18,7 +18,8 @@ from numba.extending import intrinsic
 
 __all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR",
            "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM", "STATE_PRELOAD_PENDING",
-           "STATE_PRELOAD", "PRELOAD_REGIONS", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL", "ERR_LANE_RAISED", "LANE_TYPES"]
+           "STATE_PRELOAD", "STATE_GARBAGE", "PRELOAD_REGIONS", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL",
+           "ERR_LANE_RAISED", "LANE_TYPES"]
 
 Lane = collections.namedtuple("Lane", ["block_idx", "block_num", "ub_addr", "ub_size", "block_bytes", "state_addr"])
 Lane.__doc__ = """One simulated core: its index, the core count, the address and size of its UB bytes,
@@ -39,6 +40,7 @@ STATE_UB_TOP, STATE_ERROR, STATE_ERROR_DETAIL = 0, 1, 2
 STATE_TTRANS_VECTOR, STATE_TTRANS_SCALAR = 3, 4  # tiles each TTRANS path transposed
 STATE_STREAM = 5  # set by the host: UB -> GM copies of this launch bypass the CPU caches
 STATE_PRELOAD_PENDING = 6  # GM regions announced by preload() and not yet fetched in full
+STATE_GARBAGE = 7  # checked mode: the lane has marked UB bytes garbage (see kernels.check)
 STATE_PRELOAD = 8  # then (address, bytes left, bytes per vector op) of each of PRELOAD_REGIONS regions
 PRELOAD_REGIONS = 8
 LANE_STATE_SLOTS = STATE_PRELOAD + 3 * PRELOAD_REGIONS
