@@ -103,7 +103,7 @@ def is_ub(ctx, addr):
     return ctx.ub_addr <= addr and addr < ctx.ub_addr + ctx.ub_size
 
 
-@jit
+@jit(always_inline=True)
 def count_ok(ctx, prim, operand, value, which, least):
     """A count the device takes unsigned is at least ``least`` (0, or 1 where the API forbids 0)."""
     if value < least:
@@ -296,8 +296,16 @@ def region_bytes(ctx, r):
     return _region_field(ctx, r, REGION_BYTES)
 
 
-@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+@jit(always_inline=True)
 def carry_garbage(ctx, prim, r, off, ub_start, n):
+    """A UB -> GM block of ``n`` bytes from UB offset ``ub_start`` to byte ``off`` of GM argument
+    ``r`` (see :func:`_carry_garbage`); nothing to do, most of the time."""
+    if _has_garbage(ctx) or _region_field(ctx, r, REGION_DIRTY) != 0:
+        _carry_garbage(ctx, prim, r, off, ub_start, n)
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def _carry_garbage(ctx, prim, r, off, ub_start, n):
     """A UB -> GM block of ``n`` bytes from UB offset ``ub_start`` to byte ``off`` of GM argument
     ``r``: its bytes inside the tensor take the block's garbage marks (the primitive's code where
     garbage lands, 0 where clean).  What is left at the end of the launch is the violation: a
