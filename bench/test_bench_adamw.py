@@ -8,13 +8,14 @@ import pytest
 
 import ascend_numba as an
 from ascend_numba.ops import REGISTRY
+from ascend_numba.ops.adamw import SCALARS as ADAMW_SCALARS
 from ascend_numba.ops.adamw.reference import apply_adamw_reference
 
 from conftest import HAVE_TORCH, paired, parallel_copy, record, ref
 
 SIZES = {name: cases[0].shapes["var"][0] for name, cases in REGISTRY["apply_adamw"].bench_cases.items()}
 DTYPES = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float16": np.float16}
-SCALARS = (0.9 ** 4, 0.99 ** 4, 1e-3, 1e-2, 0.9, 0.99, 1e-8)
+SCALARS = tuple(ADAMW_SCALARS.values())  # the registry entry's, in argument order
 CASES = ["ascend_numba", "numpy formula", "torch fused", "torch foreach", "parallel copy"]
 
 

@@ -6,15 +6,14 @@ import ml_dtypes
 import numpy as np
 
 import ascend_numba as an
+from ascend_numba.ops.adamw import KEYS, SCALARS  # the registry entry's: (amsgrad, maximize) keys, step-5 scalars
+from ascend_numba.ops.adamw.plan import VARIANTS
 from ascend_numba.ops.adamw.reference import apply_adamw_reference
 
+__all__ = ["DTYPES", "KEYS", "VARIANTS", "SCALARS", "N", "check_zero_ulp"]
+
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
-KEYS = [(False, False), (False, True), (True, False), (True, True)]
-VARIANTS = ["seed", "a2"]
 N = (1 << 20) + 37  # >= 1M elements, with a tail that is not a whole block
-# beta2 = 0.99 so that bf16 (where 0.999 rounds to 1.0) still has b2o != 1.
-SCALARS = dict(beta1_power=0.9 ** 4, beta2_power=0.99 ** 4, lr=1e-3, weight_decay=1e-2, beta1=0.9, beta2=0.99,
-               epsilon=1e-8)
 
 
 def _special(dtype, n, rng, scale):

@@ -10,9 +10,10 @@ scalars (addresses and sizes), never arrays: see :mod:`.lane`.
 
 What is tracked: the UB shadow holds one byte per UB byte, set to the lane's
 epoch when a primitive writes it (each lane has a new epoch, so nothing needs
-clearing between lanes), and behind it one garbage mark per UB byte (set where
-the bytes came from GM padding or were computed from such bytes; meaningful
-only where the byte was written this epoch, since every write sets it); each
+clearing between lanes), and behind it one garbage mark per UB byte (the lane's
+epoch where the bytes came from GM padding or were computed from such bytes,
+so marks of earlier lanes never count; a lane that never marked one skips the
+garbage steps: ``STATE_GARBAGE``); each
 GM argument has an owner map, one byte per byte (uint16 past 254 lanes) holding
 ``lane + 1`` of its writer, and a backup that
 receives each byte's old value before its first write, so a failed launch can

@@ -520,8 +520,9 @@ def run_launch(body: KernelBody, block_dim: int, platform: Platform, gm_args: tu
         _launch_lanes_checked(block_dim, ub_pool, platform.block_bytes, state, trace, check, check_info, gm_args,
                               tiling, address)
         failed = np.flatnonzero(check[:, CHECK_RULE])
-        left = None if failed.size or state[:, STATE_ERROR].any() else _garbage_left(regions, kept, names)
-        if failed.size or left is not None or state[:, STATE_ERROR].any():
+        broken = failed.size or state[:, STATE_ERROR].any()
+        left = None if broken else _garbage_left(regions, kept, names)
+        if broken or left is not None:
             _restore(kept)
         if failed.size:
             raise decode_violation(int(failed[0]), check[failed[0]], platform.ub_size, names)
@@ -571,22 +572,19 @@ def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int,
     bytes a read may reach, owner width, backup, bytes a write may reach, garbage map, dirty), the
     arrays it points into as (array, owner, backup, garbage) (kept alive by the caller, used to
     restore and to find garbage left) and each region's name for messages.  Arguments that are the
-    same view (an in-place launch) share one region, named after all."""
-    rows, kept, names, by_span = [], [], [], {}
+    same view (an in-place launch) share one region, named after all, backed up unless every one
+    of them is a fresh output (``scratch``)."""
+    aliases: dict[tuple, list] = {}  # span -> [array, names, whether all are fresh outputs]
     for i, a in enumerate(args):
         if not isinstance(a, np.ndarray):
             continue
         name = f"{arg_names[i]} (argument {i})" if i < len(arg_names) else f"argument {i}"
         fresh = i < len(arg_names) and arg_names[i] in scratch
-        start, end = _span(a)
-        r = by_span.get((start, end))
-        if r is not None:
-            names[r] += f" = {name}"
-            if not fresh and kept[r][2] is None:  # an alias the caller keeps: back it up
-                backup = np.zeros(a.nbytes, np.uint8)
-                kept[r] = (kept[r][0], kept[r][1], backup, kept[r][3])
-                rows[r] = rows[r][:5] + (_span(backup)[0],) + rows[r][6:]
-            continue
+        group = aliases.setdefault(_span(a), [a, [], True])
+        group[1].append(name)
+        group[2] = group[2] and fresh
+    rows, kept, names = [], [], []
+    for (start, end), (a, alias_names, fresh) in aliases.items():
         # Lane + 1 of each byte's writer, old values before their first write, the garbage left
         # in it; calloc'd, so the pages of bytes never written stay unmapped.
         owner = np.zeros(a.nbytes, np.uint8 if block_dim < 255 else np.uint16)
@@ -596,10 +594,9 @@ def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int,
         # GM padding (see host.check) lies past an allocation's end, not between views of one array.
         padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes
         writable = padded if end == _allocation_end(a) else a.nbytes
-        by_span[(start, end)] = len(rows)
         rows.append((start, a.nbytes, _span(owner)[0], padded, owner.itemsize,
                      0 if backup is None else _span(backup)[0], writable, _span(garbage)[0], 0))
-        names.append(name)
+        names.append(" = ".join(alias_names))
     regions = np.array(rows, np.int64).reshape(-1, REGION_COLS)
     return regions, kept, names
 

@@ -48,9 +48,9 @@ def _test_inputs(shapes, dtype, rng):
     return {n: a.astype(dtype) for n, a in out.items()}
 
 
-def _case(name, n, amsgrad, maximize, variant, modes=("plain",)):
+def _case(name, n, amsgrad, maximize, variant, modes=("plain",), dtype=None):
     return Case(name, {k: (n,) for k in ("var", "m", "v", "grad", "max_grad_norm")[:5 if amsgrad else 4]},
-                {**SCALARS, "amsgrad": amsgrad, "maximize": maximize, "variant": variant}, modes=modes)
+                {**SCALARS, "amsgrad": amsgrad, "maximize": maximize, "variant": variant}, dtype, modes)
 
 
 # Each dtype in both variants, checked with the key that allocates and runs the most (every
@@ -58,8 +58,7 @@ def _case(name, n, amsgrad, maximize, variant, modes=("plain",)):
 # run all 24 against the reference on special values).
 TEST_CASES = (_case("seed-a0m0", 4099, False, False, "seed"),
               _case("a2-a1m1", 4099, True, True, "a2", ("plain", "checked")))
-TRACED_CASE = Case("traced", {k: (4099,) for k in ("var", "m", "v", "grad")},
-                   {**SCALARS, "amsgrad": False, "maximize": False, "variant": "seed"}, "bfloat16", ("traced",))
+TRACED_CASE = _case("traced", 4099, False, False, "seed", ("traced",), "bfloat16")
 
 
 ENTRIES = (
@@ -73,9 +72,8 @@ ENTRIES = (
             bench_cases={"1M": (_case("1M", 1 << 20, False, False, "seed"),),
                          "16M": (_case("16M", 1 << 24, False, False, "seed"),)},
             # Each dtype x variant x key is a specialization of its own.
-            warmup_cases=tuple(Case(f"{variant}-a{int(a)}m{int(m)}-{dtype}", c.shapes, c.attrs, dtype)
-                               for dtype in HALF_AND_FLOAT for variant in VARIANTS for a, m in KEYS
-                               for c in (_case("", 64, a, m, variant),))),
+            warmup_cases=tuple(_case(f"{variant}-a{int(a)}m{int(m)}-{dtype}", 64, a, m, variant, dtype=dtype)
+                               for dtype in HALF_AND_FLOAT for variant in VARIANTS for a, m in KEYS)),
 )
 
 __all__ = ["ENTRIES", "SCALARS", "KEYS", "apply_adamw"]

@@ -94,7 +94,6 @@ class AdamWPlan:
         return [(min(s * t.blockElems, self.total), min(e * t.blockElems, self.total)) for s, e in split.ranges()]
 
 
-@functools.lru_cache(maxsize=1024)
 def plan_adamw(total: int, dtype_name: str, variant: str, amsgrad: bool, maximize: bool,
                block_dim: int | None, platform: Platform) -> AdamWPlan:
     """Plan an update of ``total`` elements; ``block_dim`` defaults to ``min(ceil(n/1024), AIV cores)``."""

@@ -1,5 +1,7 @@
 """TTRANS: the 2-D tile transpose and the format conversions (NCHW <-> NC1HWC0, FRACTAL_Z, ...)."""
 
+from dataclasses import replace
+
 from ..registry import REQUIRED, Case, OpEntry, choice, positive_int_or_none
 from .api import convert_format, transpose2d
 from .plan import CONVERSIONS, FORMAT_NDIM, TTRANS_DTYPES, check_given_c0, conversion_output_shape, resolve_c0
@@ -83,8 +85,8 @@ ENTRIES = (
                             _conversion("GNC1HWC0", "GNCHW", (2, 1, 1, 3, 3, c0), dtype),
                             _conversion("NC1HWC0", "FRACTAL_Z", (17, 2, 3, 3, c0), dtype),
                             _conversion("GNC1HWC0", "FRACTAL_Z", (2, 5, 1, 2, 2, c0), dtype))),
-                        Case("traced", {"x": (2, 19, 5, 7)}, {"src": "NCHW", "dst": "NC1HWC0", "c0": None, "n0": 16,
-                                                              "c": None}, "float16", ("traced",))),
+                        replace(_conversion("NCHW", "NC1HWC0", (2, 19, 5, 7), "float16"), name="traced",
+                                modes=("traced",))),
             bench_cases={"convert": (_conversion("NCHW", "NC1HWC0", (64, 256, 56, 56), "float16"),
                                      _conversion("NC1HWC0", "FRACTAL_Z", (64, 16, 56, 56, 16), "float16"))},
             # Every conversion at each element width TTRANS takes.

@@ -8,7 +8,6 @@ so one kernel serves the 2-D transpose and the NCHW <-> NC1HWC0 families.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -217,7 +216,6 @@ def _tile_side(ub_size: int, elem_bytes: int, block_bytes: int) -> int:
     return max(unit, align_down(side, unit))
 
 
-@functools.lru_cache(maxsize=1024)
 def plan_transpose_blocks(outer: int, inner: int, rows: int, cols: int, total_rows: int, total_cols: int,
                           out_rows: int, src_outer: int, src_inner: int, src_row_stride: int, dst_outer: int,
                           dst_inner: int, dst_row_stride: int, elem_bytes: int,
