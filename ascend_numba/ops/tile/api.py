@@ -47,13 +47,17 @@ class _TileCall:
         self.padded = (1,) * (len(multiples) - len(in_shape)) + in_shape
         self.shape = tuple(s * m for s, m in zip(self.padded, multiples))
         try:
-            self.problem = _problem(plan_tile_normalized(self.padded, multiples, elem_bytes, block_dim, plat, path))
+            self.problem = _planned(self.padded, multiples, elem_bytes, block_dim, plat, path)[1]
         except TooManyDims:
             self.problem = None
 
 
-def _problem(plan) -> Problem:
-    return Problem(tile_kernel, plan.tiling, plan.block_dim, plan.platform, plan.key)
+@problem_cache
+def _planned(input_shape: tuple, multiples: tuple, elem_bytes: int, block_dim: int, plat, path):
+    """The plan and its problem (TooManyDims past 8 merged dims); remembered, so traced and
+    checked calls do not serialize the tiling again."""
+    plan = plan_tile_normalized(input_shape, multiples, elem_bytes, block_dim, plat, path)
+    return plan, Problem(tile_kernel, plan.tiling, plan.block_dim, plan.platform, plan.key)
 
 
 @problem_cache
@@ -124,7 +128,7 @@ def _tile_into(src: np.ndarray, multiples: tuple, out: np.ndarray, block_dim: in
                trace: bool, checked: bool, fresh: bool) -> list:
     """Launch the kernel (more than once for problems past 8 merged dims); returns the traces."""
     try:
-        plan = plan_tile_normalized(src.shape, multiples, src.itemsize, block_dim, plat, path)
+        plan, problem = _planned(src.shape, multiples, src.itemsize, block_dim, plat, path)
     except TooManyDims:
         # The kernel takes 8 dims; NumPy takes any rank: peel the outermost output dim on the host.
         traces = []
@@ -134,6 +138,6 @@ def _tile_into(src: np.ndarray, multiples: tuple, out: np.ndarray, block_dim: in
         return traces
     info = {"path": plan.path, "split_by_mult": plan.split_by_mult, "merged_shape": plan.merged_shape,
             "merged_multiples": plan.merged_multiples} if trace else None
-    result = _problem(plan).run((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)), trace=trace,
+    result = problem.run((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)), trace=trace,
                                 checked=checked, fresh=("y",) if fresh else (), trace_info=info)
     return [result] if trace else []
