@@ -9,11 +9,12 @@ safe (copies are clamped) but silently wrong, as on the device.
 
 import numpy as np
 import pytest
+from numba import njit
 
 import ascend_numba as an
 from ascend_numba.kernels import (
     add, adds, alloc_buffer, contiguous_lane_range, data_copy, data_copy_pad, duplicate, gather, muls, set_value,
-    ttrans,
+    sync_all, ttrans,
 )
 
 TILE = 64  # fp32 elements per UB tile: 256 bytes, eight 32-byte blocks
@@ -329,10 +330,10 @@ def test_adjacent_views_bugs_are_caught_and_both_views_restored(kernel, n, lane,
 
 @an.kernel
 def scale_in_place(ctx, x, y, n):
-    """Reads ``x`` and writes ``y``; launched with ``y`` the same array as ``x``."""
+    """Reads its 16 elements of ``x`` and writes ``y``; launched with ``y`` the same array as ``x``."""
     buf = alloc_buffer(ctx, TILE, np.float32)
-    data_copy(ctx, buf, 0, x, 0, TILE)
-    muls(ctx, buf, buf, 2.0, TILE)
+    data_copy(ctx, buf, 0, x, ctx.block_idx * 16, 16)
+    muls(ctx, buf, buf, 2.0, 16)
     data_copy(ctx, y, ctx.block_idx * 8, buf, 0, 16)  # bug: lanes overlap by a block
 
 
@@ -486,3 +487,234 @@ def test_garbage_overwritten_before_the_launch_ends_is_clean():
     y = np.zeros(8, np.float32)
     whole_block_then_the_rest.launch(x, y, 4, block_dim=1, checked=True)
     assert np.array_equal(y, np.tile(x, 2))
+
+
+# ---- cross-core reads and SyncAll ----------------------------------------------------------------
+#
+# Cores run in no order within a launch: a lane reading GM bytes another lane of the launch wrote
+# (or writing bytes another read) is a race unless a SyncAll lies between the two.
+
+@njit
+def _partials(ctx, x, partials):
+    buf = alloc_buffer(ctx, 8, np.float32)
+    data_copy(ctx, buf, 0, x, ctx.block_idx * 8, 8)
+    muls(ctx, buf, buf, 2.0, 8)
+    data_copy(ctx, partials, ctx.block_idx * 8, buf, 0, 8)
+    return buf
+
+
+@njit
+def _add_partials(ctx, buf, partials, total):
+    acc = alloc_buffer(ctx, 8, np.float32)
+    duplicate(ctx, acc, 0.0, 8)
+    for k in range(ctx.block_num):
+        data_copy(ctx, buf, 0, partials, k * 8, 8)
+        add(ctx, acc, acc, buf, 8)
+    data_copy(ctx, total, 0, acc, 0, 8)
+
+
+@an.kernel
+def last_core_adds_partials_unsynced(ctx, x, partials, total):
+    buf = _partials(ctx, x, partials)
+    if ctx.block_idx == ctx.block_num - 1:  # bug: no SyncAll, the other cores may not have written
+        _add_partials(ctx, buf, partials, total)
+
+
+@an.kernel
+def first_core_adds_partials_unsynced(ctx, x, partials, total):
+    buf = _partials(ctx, x, partials)
+    if ctx.block_idx == 0:  # bug: no SyncAll, the other cores may not have written
+        _add_partials(ctx, buf, partials, total)
+
+
+@an.kernel
+def last_core_adds_partials(ctx, x, partials, total):
+    """Correct: every core writes its partial, SyncAll, the last core adds them."""
+    buf = _partials(ctx, x, partials)
+    sync_all(ctx)
+    if ctx.block_idx == ctx.block_num - 1:
+        _add_partials(ctx, buf, partials, total)
+
+
+@an.kernel
+def two_lanes_read_one_overwrites(ctx, x, y):
+    # bug: lanes 0 and 1 read x's first block, lane 2 overwrites it (in place, no SyncAll)
+    buf = alloc_buffer(ctx, 8, np.float32)
+    if ctx.block_idx < 2:
+        data_copy(ctx, buf, 0, x, 0, 8)
+        data_copy(ctx, y, 8 + ctx.block_idx * 8, buf, 0, 8)
+    else:
+        duplicate(ctx, buf, 0.0, 8)
+        data_copy(ctx, x, 0, buf, 0, 8)
+
+
+def _partials_args(lanes):
+    x = np.arange(8 * lanes, dtype=np.float32)
+    return x, np.full(8 * lanes, -1.0, np.float32), np.full(8, -1.0, np.float32)
+
+
+@pytest.mark.parametrize("kernel, lane, operand, rule, byte, other", [
+    (last_core_adds_partials_unsynced, 3, "src", "gm-cross-core-read", 0, 0),
+    (first_core_adds_partials_unsynced, 1, "dst", "gm-write-after-read", 32, 0),
+], ids=["reads-what-another-wrote", "writes-what-another-read"])
+def test_cross_core_exchange_without_sync_all_is_caught(kernel, lane, operand, rule, byte, other):
+    x, partials, total = _partials_args(4)
+    with pytest.raises(an.KernelCheckError) as caught:
+        kernel.launch(x, partials, total, block_dim=4, checked=True)
+    err = caught.value
+    assert (err.lane, err.primitive, err.operand, err.rule) == (lane, "DataCopy", operand, rule), str(err)
+    assert err.details == {"tensor": "partials (argument 1)", "byte": byte, "other_lane": other}
+    assert (partials == -1.0).all() and (total == -1.0).all()
+
+
+def test_a_byte_several_lanes_read_then_overwritten_names_them():
+    x, y = np.arange(8, dtype=np.float32), np.zeros(24, np.float32)
+    with pytest.raises(an.KernelCheckError) as caught:
+        two_lanes_read_one_overwrites.launch(x, y, block_dim=3, checked=True)
+    err = caught.value
+    assert (err.lane, err.rule, err.details["other_lane"]) == (2, "gm-write-after-read", -1)
+    assert "read by several other lanes" in str(err)
+    assert np.array_equal(x, np.arange(8)) and (y == 0).all()
+
+
+@pytest.mark.parametrize("lanes", [1, 4, 48])
+@pytest.mark.parametrize("mode", ["plain", "traced", "checked"])
+def test_sync_all_orders_an_exchange_between_cores(lanes, mode):
+    x, partials, total = _partials_args(lanes)
+    result = last_core_adds_partials.launch(x, partials, total, block_dim=lanes, checked=mode == "checked",
+                                            trace=mode == "traced")
+    assert np.array_equal(partials, 2 * x)
+    assert np.array_equal(total, (2 * x).reshape(lanes, 8).sum(axis=0))
+    if mode == "traced":
+        assert result.totals()["calls_gm_to_ub"] == lanes + lanes
+
+
+@an.kernel
+def exchange_rounds(ctx, x, y, rounds):
+    """Correct: in each round every lane adds its right neighbour's block into its own, with a
+    SyncAll between reading and writing (the neighbour's read happens before the write)."""
+    mine = alloc_buffer(ctx, 8, np.float32)
+    theirs = alloc_buffer(ctx, 8, np.float32)
+    data_copy(ctx, mine, 0, x, ctx.block_idx * 8, 8)
+    data_copy(ctx, y, ctx.block_idx * 8, mine, 0, 8)
+    for _ in range(rounds):
+        sync_all(ctx)
+        data_copy(ctx, theirs, 0, y, (ctx.block_idx + 1) % ctx.block_num * 8, 8)
+        add(ctx, mine, mine, theirs, 8)
+        sync_all(ctx)
+        data_copy(ctx, y, ctx.block_idx * 8, mine, 0, 8)
+
+
+def _exchange_reference(x, lanes, rounds):
+    y = x.reshape(lanes, 8).copy()
+    for _ in range(rounds):
+        y = y + np.roll(y, -1, axis=0)
+    return y.reshape(-1)
+
+
+@pytest.mark.parametrize("checked", [False, True])
+def test_sync_all_phases_repeat_and_stay_ordered(checked):
+    lanes, rounds = 8, 5
+    x = np.arange(8 * lanes, dtype=np.float32)
+    for _ in range(3):  # the barrier really holds: unchecked runs on 8 threads give the same answer
+        y = np.zeros_like(x)
+        exchange_rounds.launch(x, y, rounds, block_dim=lanes, checked=checked)
+        assert np.array_equal(y, _exchange_reference(x, lanes, rounds))
+
+
+@an.kernel
+def one_lane_skips_the_barrier(ctx, x, y):
+    # bug: lane 1 returns early; on the device the others wait at SyncAll forever
+    if ctx.block_idx == 1:
+        return
+    sync_all(ctx)
+
+
+@pytest.mark.parametrize("checked", [False, True])
+def test_a_lane_that_never_reaches_sync_all_is_an_error_not_a_hang(checked):
+    x, y = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    with pytest.raises(an.KernelError, match="SyncAll.*abandoned: 1 lane"):
+        one_lane_skips_the_barrier.launch(x, y, block_dim=4, checked=checked)
+
+
+@njit
+def _sync_through_a_helper(ctx):
+    sync_all(ctx)
+
+
+@an.kernel
+def sync_all_in_a_helper(ctx, x):
+    _sync_through_a_helper(ctx)
+
+
+def test_sync_all_needs_a_resident_launch():
+    with pytest.raises(an.KernelError, match="not all resident"):
+        sync_all_in_a_helper.launch(np.zeros(8, np.float32), block_dim=2)
+    resident = an.kernel(sync_all_in_a_helper.py_func, resident=True)
+    resident.launch(np.zeros(8, np.float32), block_dim=2)
+    with pytest.raises(ValueError, match="block_dim 49 exceeds the 48 vector cores"):
+        last_core_adds_partials.launch(*_partials_args(49), block_dim=49)
+
+
+@an.kernel
+def pad_rows_with_a_negative_gap(ctx, x, y, n):
+    buf = alloc_buffer(ctx, 64, np.float32)
+    data_copy_pad(ctx, buf, 0, x, 0, 4, 32, -16, 0)  # bug: rows 16 bytes apart overlap (srcStride -16)
+    data_copy(ctx, y, 0, buf, 0, 32)
+
+
+def test_a_negative_stride_is_a_count_out_of_range():
+    x, y = _args(64)
+    with pytest.raises(an.KernelCheckError) as caught:
+        pad_rows_with_a_negative_gap.launch(x, y, 64, block_dim=1, checked=True)
+    err = caught.value
+    assert (err.primitive, err.rule, err.details) == ("DataCopyPad", "count-out-of-range",
+                                                      {"count": "srcStride", "value": -16})
+
+
+# ---- rows of a few bytes (Tile's small inner dims): checked word by word -------------------------
+
+@an.kernel
+def interleaved_rows(ctx, x, y, shift):
+    """16 rows of 4 bytes per lane, 8 bytes apart in GM: lane i fills the 4-byte slots from byte
+    4 * i - shift, so with shift 0 the two lanes interleave exactly."""
+    buf = alloc_buffer(ctx, 128, np.float32)
+    data_copy(ctx, buf, 0, x, 0, 128)
+    data_copy_pad(ctx, y, 4 * ctx.block_idx - shift * ctx.block_idx, buf, 0, 16, 4, 0, 4)
+
+
+@an.kernel
+def narrow_rows_then_wider(ctx, x, y):
+    """Correct: lane 0 writes 2-byte rows, then 4-byte rows over them (words of mixed owners:
+    its own bytes and unwritten ones); lane 1 writes the other half of y."""
+    buf = alloc_buffer(ctx, 128, np.float32)
+    data_copy(ctx, buf, 0, x, 0, 128)
+    if ctx.block_idx == 0:
+        data_copy_pad(ctx, y, 0, buf, 0, 8, 2, 0, 6)
+        data_copy_pad(ctx, y, 0, buf, 0, 8, 4, 0, 4)
+    else:
+        data_copy_pad(ctx, y, 64, buf, 0, 8, 4, 0, 4)
+
+
+def test_small_rows_of_two_lanes_interleave_clean_and_overlap_is_caught():
+    x = np.arange(128, dtype=np.float32)
+    rows = x.view(np.uint8).reshape(-1, 32)[:16, :4]  # the first 4 bytes of each 32-byte UB row
+    y = np.zeros(128, np.uint8)
+    interleaved_rows.launch(x, y, 0, block_dim=2, checked=True)
+    assert np.array_equal(y.reshape(16, 2, 4), np.stack([rows, rows], axis=1))
+    y = np.full(128, 7, np.uint8)
+    with pytest.raises(an.KernelCheckError) as caught:
+        interleaved_rows.launch(x, y, 2, block_dim=2, checked=True)
+    err = caught.value
+    assert (err.lane, err.rule, err.details) == (1, "gm-write-race",
+                                                 {"tensor": "y (argument 1)", "byte": 2, "other_lane": 0})
+    assert (y == 7).all()  # the backups of the word path put every byte back
+
+
+def test_small_rows_over_a_lanes_own_narrower_rows_are_clean():
+    x = np.arange(128, dtype=np.float32)
+    y = np.zeros(128, np.uint8)
+    narrow_rows_then_wider.launch(x, y, block_dim=2, checked=True)
+    rows = x.view(np.uint8).reshape(-1, 32)[:8, :4]
+    assert np.array_equal(y[:64].reshape(8, 8)[:, :4], rows)
+    assert np.array_equal(y[64:].reshape(8, 8)[:, :4], rows)

@@ -29,7 +29,7 @@ CHECK_RULE, CHECK_PRIMITIVE, CHECK_OPERAND, CHECK_DETAIL = 0, 1, 2, 3
 # (RULE["gm-write-race"], PRIMITIVE["DataCopy"]), so adding one is adding its name.
 RULES = ("", "gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer", "data-copy-count-unaligned",
          "ub-address-unaligned", "ub-over-capacity", "ub-uninitialized-read", "gm-write-race", "count-out-of-range",
-         "gm-write-garbage")
+         "gm-write-garbage", "gm-cross-core-read", "gm-write-after-read")
 PRIMITIVES = ("", "alloc_buffer", "DataCopy", "DataCopyPad", "Gather", "Duplicate", "Adds", "Muls", "Add", "Sub",
               "Mul", "Div", "Max", "Sqrt", "Cast", "TTRANS", "SetValue")
 RULE = {name: code for code, name in enumerate(RULES) if name}
@@ -38,7 +38,7 @@ PRIMITIVE = {name: code for code, name in enumerate(PRIMITIVES) if name}
 OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, OPERAND_TMP = range(4)
 OPERANDS = ("dst", "src", "src1", "tmp")
 # What a count-out-of-range detail names (index into COUNTS).
-COUNTS = ("byte count", "blockCount", "blockLen", "rows", "cols", "count")
+COUNTS = ("byte count", "blockCount", "blockLen", "rows", "cols", "count", "srcStride", "dstStride")
 
 
 class KernelCheckError(KernelError):
@@ -84,8 +84,21 @@ def _describe(rule: str, operand: str, d: list[int], ub_size: int, names) -> tup
     if rule == "gm-write-race":
         return ({"tensor": names[d[0]], "byte": d[1], "other_lane": d[2]},
                 f"{operand} in GM {names[d[0]]}: byte {d[1]} was already written by lane {d[2]}")
+    if rule == "gm-cross-core-read":
+        return ({"tensor": names[d[0]], "byte": d[1], "other_lane": d[2]},
+                f"{operand} in GM {names[d[0]]}: byte {d[1]} was written by lane {d[2]} in this launch with no "
+                "SyncAll between: cores run in no order, so the read may see the old or the new value")
+    if rule == "gm-write-after-read":
+        reader = "several other lanes" if d[2] < 0 else f"lane {d[2]}"
+        return ({"tensor": names[d[0]], "byte": d[1], "other_lane": d[2]},
+                f"{operand} in GM {names[d[0]]}: byte {d[1]} was read by {reader} in this launch with no SyncAll "
+                "between: cores run in no order, so the read may have seen the old or the new value")
     if rule == "count-out-of-range":
         value, which = d[0], COUNTS[d[1]] if 0 <= d[1] < len(COUNTS) else "byte count"
+        if which in ("srcStride", "dstStride"):
+            return ({"count": which, "value": value},
+                    f"{which} of {value} bytes (a block pitch shorter than the block): the device's API takes "
+                    f"a {which} not negative")
         need = "at least 1" if which in ("blockCount", "blockLen") else "not negative"
         wrapped = f" (the device reads it as the unsigned {value % (1 << 32)})" if value < 0 else ""
         return ({"count": which, "value": value},

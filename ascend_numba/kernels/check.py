@@ -25,44 +25,78 @@ found is always the same one.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
+from llvmlite import ir
 from numba import carray, types
-from numba.extending import overload
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
 
 from ..host.check import (
-    CHECK_DETAIL, CHECK_OPERAND, CHECK_PRIMITIVE, CHECK_RULE, OPERAND_DST, RULE,
+    CHECK_DETAIL, CHECK_OPERAND, CHECK_PRIMITIVE, CHECK_RULE, OPERAND_DST, OPERAND_SRC, RULE,
 )
 from ._jit import OVERLOAD_OPTIONS, jit
-from .lane import STATE_GARBAGE, CheckedLane, _load_i64, _store_i64, _voidptr
+from .lane import (
+    LANE_TYPES, STATE_GARBAGE, CheckedLane, _load_i64, _load_word, _store_i64, _store_word, _voidptr,
+)
 
-__all__ = ["checked_rule", "REGION_COLS", "violation", "failed", "count_ok", "mark_epoch", "set_garbage",
-           "first_garbage", "move_garbage", "propagate_garbage", "COUNT", "BLOCK_COUNT", "BLOCK_LEN",
-           "ROWS", "COLS", "ELEMENTS", "region_bytes", "carry_garbage", "is_ub", "first_unwritten", "mark_written",
-           "ub_range_ok", "ub_aligned", "ub_read_ok", "is_local_operand", "gm_range", "claim"]
+__all__ = ["checked_rule", "rule_table", "violation", "failed", "count_ok", "is_ub", "region_bytes", "owner_marks",
+           "REGION_COLS", "REGION_DIRTY", "REGION_TOUCHED", "TOUCHED_OWNER", "TOUCHED_READER",
+           "COUNT", "BLOCK_COUNT", "BLOCK_LEN", "ROWS", "COLS", "ELEMENTS", "SRC_STRIDE", "DST_STRIDE",
+           "first_unwritten", "mark_epoch", "mark_written", "mark_blocks_written", "ub_range_ok", "ub_aligned",
+           "ub_read_ok", "ub_blocks_read_ok", "is_local_operand",
+           "set_garbage", "first_garbage", "move_garbage", "propagate_garbage", "carries_garbage", "carry_garbage",
+           "gm_range", "claim", "note_read", "end_phase"]
 
 # A GM argument's row: address, bytes, owner map, bytes a read may reach (with GM padding), owner
 # width, backup, bytes a write may reach (the padding only where the view ends its allocation),
-# garbage map (per byte: the primitive that left garbage there, 0 if clean), whether any has.
+# garbage map (per byte: the primitive that left garbage there, 0 if clean), whether any has,
+# reader map (like the owner map, for reads), whether a lane wrote it and whether one read it since
+# the last SyncAll (when not, the other map need not be scanned), which maps the launch wrote.
 (REGION_ADDR, REGION_BYTES, REGION_OWNER, REGION_PADDED, REGION_OWNER_WIDTH, REGION_BACKUP,
- REGION_WRITABLE, REGION_GARBAGE, REGION_DIRTY) = range(9)
-REGION_COLS = 9
+ REGION_WRITABLE, REGION_GARBAGE, REGION_DIRTY, REGION_READER, REGION_WRITTEN, REGION_READ,
+ REGION_TOUCHED) = range(13)
+REGION_COLS = 13
+TOUCHED_OWNER, TOUCHED_READER = 1, 2  # REGION_TOUCHED bits: the maps a launch wrote (cleared after it)
 RULE_GM_BOUNDS, RULE_UB_OUTSIDE_UB, RULE_UB_OUTSIDE_BUFFER, RULE_UB_ADDRESS_ALIGN, RULE_UB_UNINITIALIZED, \
-    RULE_GM_WRITE_RACE, RULE_COUNT = (RULE[n] for n in (
+    RULE_GM_WRITE_RACE, RULE_COUNT, RULE_GM_CROSS_CORE_READ, RULE_GM_WRITE_AFTER_READ = (RULE[n] for n in (
         "gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer", "ub-address-unaligned", "ub-uninitialized-read",
-        "gm-write-race", "count-out-of-range"))
-COUNT, BLOCK_COUNT, BLOCK_LEN, ROWS, COLS, ELEMENTS = range(6)  # host.check.COUNTS
+        "gm-write-race", "count-out-of-range", "gm-cross-core-read", "gm-write-after-read"))
+COUNT, BLOCK_COUNT, BLOCK_LEN, ROWS, COLS, ELEMENTS, SRC_STRIDE, DST_STRIDE = range(8)  # host.check.COUNTS
 
 
 def _is_checked(ctx_type) -> bool:
     return isinstance(ctx_type, types.NamedTuple) and ctx_type.instance_class is CheckedLane
 
 
+# Every rule, in the order the primitives' modules register them: a rule's index is its slot in
+# the rule table a checked lane carries (addresses of the rules compiled on their own).
+_RULES: list = []
+_RULE_TABLES: dict = {}  # rule count -> the table of their addresses
+
+
+def _rule_arg_types(rule) -> tuple:
+    # Rules take scalars: a parameter named ``*addr`` is an address (uint64), any other an int64.
+    names = list(inspect.signature(rule.py_func).parameters)[1:]
+    return tuple(types.uint64 if n.endswith("addr") else types.int64 for n in names)
+
+
 def checked_rule(rule):
     """The hook a primitive calls before it runs, made from ``rule(ctx, ...)`` (compiled, returns
     whether the primitive may run).  In a CheckedLane the hook is False once the lane has a
     violation (every later primitive is skipped, so nothing it does goes unchecked), else the
-    rule's answer; in any other lane it is True and compiles to nothing."""
+    rule's answer; in any other lane it is True and compiles to nothing.
+
+    A checked kernel calls the rule through the lane's rule table (see :func:`rule_table`),
+    not by linking it in: the rules are compiled once for every kernel, where a linked-in
+    rule is optimized again inside each kernel's module (it doubled a checked Tile
+    kernel's cold compile)."""
+    slot = len(_RULES)
+    argtys = _rule_arg_types(rule)
+    _RULES.append((rule, argtys))
+    call = _rule_caller(argtys)
+
     def hook(ctx, *args):
         raise NotImplementedError  # compiled only
 
@@ -70,10 +104,52 @@ def checked_rule(rule):
     def _ov_hook(ctx, *args):
         if not _is_checked(ctx):
             return lambda ctx, *args: True
-        return lambda ctx, *args: not failed(ctx) and rule(ctx, *args)
+        return lambda ctx, *args: not failed(ctx) and call(ctx.rules_addr, slot, ctx, args)
 
     functools.update_wrapper(hook, rule.py_func)
     return hook
+
+
+def _rule_caller(argtys: tuple):
+    """An intrinsic calling the rule at ``table[slot]`` compiled for ``(ctx, *argtys)``, each
+    argument converted to its declared type; returns the rule's bool."""
+    @intrinsic
+    def call_rule(typingctx, table, slot, ctx, args):
+        if not isinstance(args, types.BaseTuple) or len(args) != len(argtys):
+            return None
+        sig_args = (ctx, *argtys)
+
+        def codegen(context, builder, signature, llargs):
+            fnty = context.call_conv.get_function_type(types.boolean, sig_args)
+            table_ptr = builder.inttoptr(llargs[0], ir.IntType(64).as_pointer())
+            fn = builder.inttoptr(builder.load(builder.gep(table_ptr, [llargs[1]])), fnty.as_pointer())
+            values = [llargs[2]] + [context.cast(builder, v, t, want) for v, t, want in
+                                    zip(cgutils.unpack_tuple(builder, llargs[3]), args.types, argtys)]
+            retval = cgutils.alloca_once(builder, fnty.args[0].pointee)
+            builder.store(cgutils.get_null_value(fnty.args[0].pointee), retval)
+            excinfo = cgutils.alloca_once(builder, fnty.args[1].pointee, name="excinfo")
+            packed = context.call_conv._get_arg_packer(sig_args).as_arguments(builder, values)
+            builder.call(fn, [retval, excinfo, *packed])
+            return context.get_returned_value(builder, types.boolean, builder.load(retval))
+
+        return types.boolean(table, slot, ctx, args), codegen
+
+    return call_rule
+
+
+def rule_table() -> np.ndarray:
+    """The addresses of every rule compiled for a checked lane (compiled, or loaded from the
+    on-disk cache, on the first checked launch of the process)."""
+    table = _RULE_TABLES.get(len(_RULES))
+    if table is None:
+        addresses = []
+        for rule, argtys in _RULES:
+            sig = (LANE_TYPES["checked"], *argtys)
+            rule.compile(types.boolean(*sig))  # the type the callers read the answer as
+            cres = rule.overloads[sig]
+            addresses.append(cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
+        table = _RULE_TABLES[len(_RULES)] = np.array(addresses, np.uint64)
+    return table
 
 
 # ---- the lane's record -------------------------------------------------------------------------
@@ -262,6 +338,82 @@ def ub_read_ok(ctx, prim, operand, addr, start, n):
     return True
 
 
+# Small blocks (Tile copies rows of a few bytes, thousands per call): a block of up to 8 bytes of a
+# byte map is one word, loaded and stored whole.  The maps have 8 bytes of slack past their end.
+SMALL_BLOCK = 8
+
+
+@jit(always_inline=True)
+def _low_bytes(n):
+    """The mask of a word's low ``n`` bytes (1 <= n <= 8)."""
+    return np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - 8 * n)
+
+
+@jit(always_inline=True)
+def _repeat(byte, mask):
+    return (np.uint64(byte) * np.uint64(0x0101010101010101)) & mask
+
+
+@jit(always_inline=True)
+def _put_word(addr, value, mask):
+    _store_word(addr, (_load_word(addr) & ~mask) | value)
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def ub_blocks_read_ok(ctx, prim, operand, a0, pitch, block_len, block_count):
+    """:func:`ub_read_ok` for ``block_count`` blocks of ``block_len`` bytes, ``pitch`` apart,
+    from UB offset ``a0``: one pass, not a call per block."""
+    stale = False
+    if block_len <= SMALL_BLOCK:
+        mask = _low_bytes(block_len)
+        want = _repeat(ctx.epoch, mask)
+        base = ctx.shadow_addr + a0
+        for k in range(block_count):
+            stale |= (_load_word(base + k * pitch) & mask) != want
+    else:
+        shadow = carray(_voidptr(ctx.shadow_addr + a0), (block_count - 1) * pitch + block_len, np.uint8)
+        epoch = np.uint8(ctx.epoch)
+        for b0 in range(0, shadow.size, pitch):
+            block = shadow[b0:b0 + block_len]
+            for i in range(block.size):
+                stale |= block[i] != epoch
+    if stale:
+        for k in range(block_count):
+            first = first_unwritten(ctx, a0 + k * pitch, block_len)
+            if first >= 0:
+                violation(ctx, RULE_UB_UNINITIALIZED, prim, operand, first, a0 + k * pitch,
+                          a0 + k * pitch + block_len, 0, 0)
+                return False
+    return True
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def mark_blocks_written(ctx, a0, pitch, block_len, block_count):
+    """:func:`mark_written` for blocks (as :func:`ub_blocks_read_ok`)."""
+    if block_len <= SMALL_BLOCK:
+        mask = _low_bytes(block_len)
+        epoch = _repeat(ctx.epoch, mask)
+        for k in range(block_count):
+            _put_word(ctx.shadow_addr + a0 + k * pitch, epoch, mask)
+        if _has_garbage(ctx):
+            for k in range(block_count):
+                _put_word(ctx.shadow_addr + ctx.ub_size + a0 + k * pitch, np.uint64(0), mask)
+        return
+    ext = (block_count - 1) * pitch + block_len
+    shadow = carray(_voidptr(ctx.shadow_addr + a0), ext, np.uint8)
+    epoch = np.uint8(ctx.epoch)
+    for b0 in range(0, ext, pitch):
+        block = shadow[b0:b0 + block_len]
+        for i in range(block.size):
+            block[i] = epoch
+    if _has_garbage(ctx):
+        marks = carray(_voidptr(ctx.shadow_addr + ctx.ub_size + a0), ext, np.uint8)
+        for b0 in range(0, ext, pitch):
+            block = marks[b0:b0 + block_len]
+            for i in range(block.size):
+                block[i] = 0
+
+
 @jit
 def is_local_operand(ctx, prim, operand, addr):
     if not is_ub(ctx, addr):
@@ -298,10 +450,17 @@ def region_bytes(ctx, r):
 
 
 @jit(always_inline=True)
+def carries_garbage(ctx, r):
+    """Whether a UB -> GM copy into argument ``r`` has garbage marks to move: not unless the lane
+    marked some UB bytes garbage or garbage was written to ``r`` before (most launches: never)."""
+    return _has_garbage(ctx) or _region_field(ctx, r, REGION_DIRTY) != 0
+
+
+@jit(always_inline=True)
 def carry_garbage(ctx, prim, r, off, ub_start, n):
     """A UB -> GM block of ``n`` bytes from UB offset ``ub_start`` to byte ``off`` of GM argument
-    ``r`` (see :func:`_carry_garbage`); nothing to do, most of the time."""
-    if _has_garbage(ctx) or _region_field(ctx, r, REGION_DIRTY) != 0:
+    ``r`` (see :func:`_carry_garbage`)."""
+    if carries_garbage(ctx, r):
         _carry_garbage(ctx, prim, r, off, ub_start, n)
 
 
@@ -346,38 +505,206 @@ def gm_range(ctx, prim, operand, addr, start, ext, write):
     return r, off
 
 
+def owner_marks(block_dim):
+    """The owner/reader map element type for ``block_dim`` lanes and its top value, kept free
+    for the markers: an owner written before the last SyncAll (ordered with everything after it)
+    and a byte several lanes read."""
+    dtype = np.uint8 if block_dim <= 254 else np.uint16  # checked launches take up to 65534 lanes
+    return dtype, np.iinfo(dtype).max
+
+
 @jit(_nrt=True)  # builds carray views (an array value needs the runtime)
-def claim(ctx, prim, r, lo, n):
-    """Lane ``block_idx`` writes GM bytes ``[lo, lo + n)`` of argument ``r``: no other lane may have."""
-    nbytes = _region_field(ctx, r, REGION_BYTES)
-    hi = min(lo + n, nbytes)  # bytes in the padding have no owner
-    if hi <= lo:
-        return True
+def claim(ctx, prim, r, lo, pitch, block_len, block_count):
+    """Lane ``block_idx`` writes ``block_count`` blocks of ``block_len`` GM bytes, ``pitch``
+    apart, from byte ``lo`` of argument ``r``: since the last SyncAll no other lane may have
+    written them (gm-write-race) or read them (gm-write-after-read)."""
+    ext = min((block_count - 1) * pitch + block_len, _region_field(ctx, r, REGION_BYTES) - lo)
+    if ext <= 0:
+        return True  # bytes in the padding have no owner
+    if pitch == block_len:  # gapless: one block
+        pitch = block_len = ext
+    _store_i64(ctx.regions_addr, r * REGION_COLS + REGION_WRITTEN, 1)
+    _touch(ctx, r, TOUCHED_OWNER)
+    read = _region_field(ctx, r, REGION_READ) != 0
     width = _region_field(ctx, r, REGION_OWNER_WIDTH)
-    address = _voidptr(_region_field(ctx, r, REGION_OWNER) + lo * width)
+    owner = _voidptr(_region_field(ctx, r, REGION_OWNER) + lo * width)
+    reader = _voidptr(_region_field(ctx, r, REGION_READER) + lo * width)
     # Views of exactly the range, indexed from 0: the loops vectorize.
     if width == 1:
-        return _claim_bytes(ctx, prim, r, carray(address, hi - lo, np.uint8), np.uint8(ctx.block_idx + 1), lo)
-    return _claim_bytes(ctx, prim, r, carray(address, hi - lo, np.uint16), np.uint16(ctx.block_idx + 1), lo)
+        if block_len <= SMALL_BLOCK and (ext - block_len) % pitch == 0 \
+                and _claim_small(ctx, r, lo, pitch, block_len, (ext - block_len) // pitch + 1, read):
+            return True
+        return _claim_blocks(ctx, prim, r, lo, carray(owner, ext, np.uint8), carray(reader, ext, np.uint8),
+                             pitch, block_len, np.uint8(ctx.block_idx + 1), np.uint8(0xFF), read)
+    return _claim_blocks(ctx, prim, r, lo, carray(owner, ext, np.uint16), carray(reader, ext, np.uint16),
+                         pitch, block_len, np.uint16(ctx.block_idx + 1), np.uint16(0xFFFF), read)
+
+
+@jit
+def _claim_small(ctx, r, lo, pitch, block_len, block_count, read):
+    """:func:`claim` of whole blocks of up to 8 bytes with a byte owner map, word by word, when
+    each block's owners are all nobody, all this lane or all "before a SyncAll" and no other
+    lane read them; False (nothing changed) for anything else, which the byte path decides."""
+    mask = _low_bytes(block_len)
+    me = _repeat(ctx.block_idx + 1, mask)
+    past = mask  # every byte 0xFF
+    owner = _region_field(ctx, r, REGION_OWNER) + lo
+    odd = False
+    owned = False
+    for k in range(block_count):
+        w = _load_word(owner + k * pitch) & mask
+        odd |= (w != 0) & (w != me) & (w != past)
+        owned |= w != 0
+    if read:
+        reader = _region_field(ctx, r, REGION_READER) + lo
+        for k in range(block_count):
+            w = _load_word(reader + k * pitch) & mask
+            odd |= (w != 0) & (w != me)
+    if odd:
+        return False
+    backup = _region_field(ctx, r, REGION_BACKUP)
+    if backup != 0 and lo + (block_count - 1) * pitch + SMALL_BLOCK > _region_field(ctx, r, REGION_BYTES):
+        return False  # a word would read past the caller's array: the byte path
+    if backup != 0:
+        data = _region_field(ctx, r, REGION_ADDR) + lo
+        for k in range(block_count):
+            at = k * pitch
+            if not owned or (_load_word(owner + at) & mask) == 0:
+                _put_word(backup + lo + at, _load_word(data + at) & mask, mask)
+    for k in range(block_count):
+        _put_word(owner + k * pitch, me, mask)
+    return True
+
+
+@jit(always_inline=True)
+def _touch(ctx, r, bit):
+    at = r * REGION_COLS + REGION_TOUCHED
+    _store_i64(ctx.regions_addr, at, _load_i64(ctx.regions_addr, at) | bit)
+
+
+@jit(always_inline=True)
+def _other_lane(mark, me, top):
+    # An owner or reader that is another lane of this phase (not nobody, not this lane, not a marker).
+    return (mark != 0) & (mark != me) & (mark != top)
+
+
+@jit(_nrt=True)  # builds carray views (one copy per map width, not inlined: compile time)
+def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, read):
+    # Loops over a view of each block indexed from 0 (an offset index keeps them from vectorizing);
+    # the reader map only where some lane read the tensor since the last SyncAll.
+    ext = owner.size
+    hazard = False
+    owned = False  # any byte written before (by this lane, or before a SyncAll)
+    for b0 in range(0, ext, pitch):
+        o = owner[b0:b0 + block_len]
+        for i in range(o.size):
+            hazard |= _other_lane(o[i], me, top)
+            owned |= o[i] != 0
+    if read:
+        for b0 in range(0, ext, pitch):
+            q = reader[b0:b0 + block_len]
+            for i in range(q.size):
+                hazard |= (q[i] != 0) & (q[i] != me)
+    if hazard:
+        for b0 in range(0, ext, pitch):
+            o, q = owner[b0:b0 + block_len], reader[b0:b0 + block_len]
+            for i in range(o.size):
+                if _other_lane(o[i], me, top):
+                    violation(ctx, RULE_GM_WRITE_RACE, prim, OPERAND_DST, r, lo + b0 + i, o[i] - 1, 0, 0)
+                    return False
+                if q[i] != 0 and q[i] != me:
+                    other = -1 if q[i] == top else np.int64(q[i]) - 1
+                    violation(ctx, RULE_GM_WRITE_AFTER_READ, prim, OPERAND_DST, r, lo + b0 + i, other, 0, 0)
+                    return False
+    backup_addr = _region_field(ctx, r, REGION_BACKUP)
+    if backup_addr != 0:
+        data = carray(_voidptr(_region_field(ctx, r, REGION_ADDR) + lo), ext, np.uint8)
+        backup = carray(_voidptr(backup_addr + lo), ext, np.uint8)
+        for b0 in range(0, ext, pitch):
+            o, d, k = owner[b0:b0 + block_len], data[b0:b0 + block_len], backup[b0:b0 + block_len]
+            if not owned:  # the first write of every byte: the old values, as they are
+                for i in range(o.size):
+                    k[i] = d[i]
+                continue
+            for i in range(o.size):
+                if o[i] == 0:
+                    k[i] = d[i]
+    for b0 in range(0, ext, pitch):
+        o = owner[b0:b0 + block_len]
+        for i in range(o.size):
+            o[i] = me
+    return True
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def note_read(ctx, prim, r, lo, pitch, block_len, block_count):
+    """Lane ``block_idx`` reads blocks of GM argument ``r`` (as :func:`claim`): no other lane may
+    have written them since the last SyncAll (gm-cross-core-read); the lane is recorded as their
+    reader (a byte several lanes read is marked so)."""
+    ext = min((block_count - 1) * pitch + block_len, _region_field(ctx, r, REGION_BYTES) - lo)
+    if ext <= 0:
+        return True  # GM padding: nobody writes it
+    if pitch == block_len:  # gapless: one block
+        pitch = block_len = ext
+    width = _region_field(ctx, r, REGION_OWNER_WIDTH)
+    owner = _voidptr(_region_field(ctx, r, REGION_OWNER) + lo * width)
+    reader = _voidptr(_region_field(ctx, r, REGION_READER) + lo * width)
+    written = _region_field(ctx, r, REGION_WRITTEN) != 0
+    _store_i64(ctx.regions_addr, r * REGION_COLS + REGION_READ, 1)
+    _touch(ctx, r, TOUCHED_READER)
+    if width == 1:
+        return _note_blocks(ctx, prim, r, lo, carray(owner, ext, np.uint8), carray(reader, ext, np.uint8),
+                            pitch, block_len, np.uint8(ctx.block_idx + 1), np.uint8(0xFF), written)
+    return _note_blocks(ctx, prim, r, lo, carray(owner, ext, np.uint16), carray(reader, ext, np.uint16),
+                        pitch, block_len, np.uint16(ctx.block_idx + 1), np.uint16(0xFFFF), written)
+
+
+@jit(_nrt=True)  # builds carray views (one copy per map width, not inlined: compile time)
+def _note_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, written):
+    ext = owner.size
+    if written:  # some lane wrote this tensor since the last SyncAll: were these bytes among them?
+        hazard = False
+        for b0 in range(0, ext, pitch):
+            o = owner[b0:b0 + block_len]
+            for i in range(o.size):
+                hazard |= _other_lane(o[i], me, top)
+        if hazard:
+            for b0 in range(0, ext, pitch):
+                o = owner[b0:b0 + block_len]
+                for i in range(o.size):
+                    if _other_lane(o[i], me, top):
+                        violation(ctx, RULE_GM_CROSS_CORE_READ, prim, OPERAND_SRC, r, lo + b0 + i, o[i] - 1, 0, 0)
+                        return False
+    for b0 in range(0, ext, pitch):
+        q = reader[b0:b0 + block_len]
+        for i in range(q.size):
+            v = q[i]
+            q[i] = me if (v == 0) | (v == me) else top
+    return True
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def end_phase(ctx):
+    """SyncAll: every lane has reached it, so what they wrote and read before it is ordered with
+    what any lane does after it: owners become the "before a SyncAll" marker, readers are forgotten."""
+    for r in range(ctx.n_regions):
+        n = _region_field(ctx, r, REGION_BYTES)
+        width = _region_field(ctx, r, REGION_OWNER_WIDTH)
+        written = _region_field(ctx, r, REGION_WRITTEN) != 0
+        _store_i64(ctx.regions_addr, r * REGION_COLS + REGION_WRITTEN, 0)
+        _store_i64(ctx.regions_addr, r * REGION_COLS + REGION_READ, 0)
+        owner = _voidptr(_region_field(ctx, r, REGION_OWNER))
+        reader = _voidptr(_region_field(ctx, r, REGION_READER))
+        if width == 1:
+            _forget(carray(owner, n, np.uint8), carray(reader, n, np.uint8), np.uint8(0xFF), written)
+        else:
+            _forget(carray(owner, n, np.uint16), carray(reader, n, np.uint16), np.uint16(0xFFFF), written)
 
 
 @jit(always_inline=True, _nrt=True)  # builds carray views
-def _claim_bytes(ctx, prim, r, owner, me, lo):
-    taken = False
-    for i in range(owner.size):
-        o = owner[i]
-        taken |= (o != 0) & (o != me)
-    if taken:
+def _forget(owner, reader, top, written):
+    if written:
         for i in range(owner.size):
-            if owner[i] != 0 and owner[i] != me:
-                violation(ctx, RULE_GM_WRITE_RACE, prim, OPERAND_DST, r, lo + i, owner[i] - 1, 0, 0)
-                return False
-    backup_addr = _region_field(ctx, r, REGION_BACKUP)
-    if backup_addr != 0:
-        data = carray(_voidptr(_region_field(ctx, r, REGION_ADDR) + lo), owner.size, np.uint8)
-        backup = carray(_voidptr(backup_addr + lo), owner.size, np.uint8)
-        for i in range(owner.size):
-            backup[i] = data[i] if owner[i] == 0 else backup[i]
-    for i in range(owner.size):
-        owner[i] = me
-    return True
+            owner[i] = top if owner[i] != 0 else owner[i]
+    for i in range(reader.size):
+        reader[i] = 0

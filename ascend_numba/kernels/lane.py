@@ -18,8 +18,8 @@ from numba.extending import intrinsic
 
 __all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR",
            "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM", "STATE_PRELOAD_PENDING",
-           "STATE_PRELOAD", "STATE_GARBAGE", "PRELOAD_REGIONS", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL",
-           "ERR_LANE_RAISED", "LANE_TYPES"]
+           "STATE_PRELOAD", "STATE_GARBAGE", "STATE_BARRIER", "PRELOAD_REGIONS", "ERR_UB_CAPACITY",
+           "ERR_TMP_TOO_SMALL", "ERR_LANE_RAISED", "ERR_SYNC_NOT_RESIDENT", "ERR_SYNC_ABANDONED", "LANE_TYPES"]
 
 Lane = collections.namedtuple("Lane", ["block_idx", "block_num", "ub_addr", "ub_size", "block_bytes", "state_addr"])
 Lane.__doc__ = """One simulated core: its index, the core count, the address and size of its UB bytes,
@@ -30,11 +30,11 @@ TracedLane = collections.namedtuple("TracedLane", Lane._fields + ("trace_addr", 
 TracedLane.__doc__ = """A Lane whose primitives also record counters and events in its trace row (trace=True)."""
 
 CheckedLane = collections.namedtuple("CheckedLane", TracedLane._fields + ("check_addr", "shadow_addr", "epoch",
-                                                                           "regions_addr", "n_regions"))
+                                                                           "regions_addr", "n_regions", "rules_addr"))
 CheckedLane.__doc__ = """A TracedLane whose primitives also verify every access (checked=True): the addresses of
-its check row (first violation) and of the UB shadow (one byte per UB byte, equal to the lane's
-``epoch`` where written since Init), and the GM region table (address, bytes, owner map and its
-width, padded bytes of each GM argument)."""
+its check row (first violation), of the UB shadow (one byte per UB byte, equal to the lane's
+``epoch`` where written since Init), of the GM region table (see ``check``) and of the table of
+the compiled rules (see ``check.rule_table``)."""
 
 STATE_UB_TOP, STATE_ERROR, STATE_ERROR_DETAIL = 0, 1, 2
 STATE_TTRANS_VECTOR, STATE_TTRANS_SCALAR = 3, 4  # tiles each TTRANS path transposed
@@ -43,8 +43,9 @@ STATE_PRELOAD_PENDING = 6  # GM regions announced by preload() and not yet fetch
 STATE_GARBAGE = 7  # checked mode: the lane has marked UB bytes garbage (see kernels.check)
 STATE_PRELOAD = 8  # then (address, bytes left, bytes per vector op) of each of PRELOAD_REGIONS regions
 PRELOAD_REGIONS = 8
-LANE_STATE_SLOTS = STATE_PRELOAD + 3 * PRELOAD_REGIONS
-ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL, ERR_LANE_RAISED = 1, 2, 3
+STATE_BARRIER = STATE_PRELOAD + 3 * PRELOAD_REGIONS  # the launch's SyncAll barrier (its address), 0 if none
+LANE_STATE_SLOTS = STATE_BARRIER + 1
+ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL, ERR_LANE_RAISED, ERR_SYNC_NOT_RESIDENT, ERR_SYNC_ABANDONED = 1, 2, 3, 4, 5
 
 # The Numba type of each context, field by field: a kernel body is compiled for exactly this
 # type and called through its address (see launch.py), so the launcher must build the same.
@@ -52,8 +53,8 @@ _I64, _U64 = types.int64, types.uint64
 LANE_TYPES = {
     "plain": types.NamedTuple((_I64, _I64, _U64, _I64, _I64, _U64), Lane),
     "traced": types.NamedTuple((_I64, _I64, _U64, _I64, _I64, _U64, _U64, _I64), TracedLane),
-    "checked": types.NamedTuple((_I64, _I64, _U64, _I64, _I64, _U64, _U64, _I64, _U64, _U64, _I64, _U64, _I64),
-                                CheckedLane),
+    "checked": types.NamedTuple((_I64, _I64, _U64, _I64, _I64, _U64, _U64, _I64, _U64, _U64, _I64, _U64, _I64,
+                                 _U64), CheckedLane),
 }
 
 
@@ -102,3 +103,23 @@ def _address(typingctx, arr):
         return builder.ptrtoint(data, ir.IntType(64))
 
     return types.uint64(arr), codegen
+
+
+@intrinsic
+def _load_word(typingctx, addr):
+    """The 8 bytes at any address as a uint64 (checked mode's small-block fast paths)."""
+    def codegen(context, builder, signature, args):
+        return builder.load(builder.inttoptr(args[0], ir.IntType(64).as_pointer()), align=1)
+
+    return types.uint64(addr), codegen
+
+
+@intrinsic
+def _store_word(typingctx, addr, value):
+    """Store a uint64 as 8 bytes at any address."""
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[1], signature.args[1], types.uint64)
+        builder.store(value, builder.inttoptr(args[0], ir.IntType(64).as_pointer()), align=1)
+        return context.get_dummy_value()
+
+    return types.void(addr, value), codegen

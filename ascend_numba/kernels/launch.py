@@ -40,7 +40,7 @@ from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
-from ..config import STREAM_BYTES, TRACE_CAPACITY
+from ..config import CHECK_MAP_POOL_BYTES, STREAM_BYTES, TRACE_CAPACITY
 from ..host.check import CHECK_RULE, CHECK_SLOTS, decode_violation, garbage_violation
 from ..host.errors import KernelError
 from ..host.platform import Platform, check_block_dim, get_platform
@@ -48,11 +48,14 @@ from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
 from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
 from ._jit import OVERLOAD_OPTIONS, compiled_code_digest, dispatcher, jit
-from .check import REGION_COLS, REGION_DIRTY
-from .lane import (
-    ERR_LANE_RAISED, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS, LANE_TYPES, STATE_ERROR,
-    STATE_ERROR_DETAIL, STATE_STREAM, CheckedLane, Lane, TracedLane, _address,
+from .check import (
+    REGION_COLS, REGION_DIRTY, REGION_TOUCHED, TOUCHED_OWNER, TOUCHED_READER, owner_marks, rule_table,
 )
+from .lane import (
+    ERR_LANE_RAISED, ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS,
+    LANE_TYPES, STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_STREAM, CheckedLane, Lane, TracedLane, _address,
+)
+from .primitives.sync import barrier_finish, barrier_lanes, barrier_wait_turn
 
 __all__ = ["Kernel", "KernelBody", "PreparedLaunch", "kernel", "KernelError", "as_gm", "check_block_dim",
            "compile_messages", "body_signature"]
@@ -100,14 +103,19 @@ def constant(name: str, doc: str = "") -> KernelConstant:
     return KernelConstant(name, doc)
 
 
-def _constants_read(func: Callable) -> set[str]:
-    """The declared constants ``func`` reads (by the globals its code names)."""
+def _names_read(func: Callable) -> set[str]:
+    """The global and attribute names ``func``'s code (nested functions included) reads."""
     names, codes = set(), [func.__code__]
     while codes:
         code = codes.pop()
         names.update(code.co_names)
         codes.extend(c for c in code.co_consts if isinstance(c, pytypes.CodeType))
-    return {n for n in names if isinstance(func.__globals__.get(n), KernelConstant)}
+    return names
+
+
+def _constants_read(func: Callable) -> set[str]:
+    """The declared constants ``func`` reads (by the globals its code names)."""
+    return {n for n in _names_read(func) if isinstance(func.__globals__.get(n), KernelConstant)}
 
 
 def _specialized_body(func: Callable, consts: dict, tag: str, announce: str, nrt: bool):
@@ -182,18 +190,15 @@ def _ov_make_lane(i, block_dim, ub, block_bytes, state, trace):
 
 
 @jit
-def _make_checked_lane(i, block_dim, ub, block_bytes, state, trace, check, check_info):
-    # check_info: the UB shadow and the GM region table.  Each lane marks the shadow with its own
-    # epoch, so what earlier lanes wrote reads as unwritten; the shadow is cleared every 255 lanes.
-    shadow, regions = check_info
-    epoch = i % 255 + 1
-    if epoch == 1:
-        shadow[:] = 0
+def _make_checked_lane(i, block_dim, ub, block_bytes, state, trace, check, shadow, epoch, regions):
+    # shadow: this lane's UB shadow (see kernels.check); regions: the GM region table and the
+    # rule table.
     row = trace[i]
+    table, rules = regions
     return CheckedLane(np.int64(i), np.int64(block_dim), _address(ub), np.int64(ub.size), np.int64(block_bytes),
                        _address(state), _address(row), np.int64((row.size - TRACE_EVENTS) // 3),
-                       _address(check[i]), _address(shadow), np.int64(epoch), _address(regions),
-                       np.int64(regions.shape[0]))
+                       _address(check[i]), _address(shadow), np.int64(epoch), _address(table),
+                       np.int64(table.shape[0]), _address(rules))
 
 
 def _tiling_record(tiling):
@@ -283,15 +288,57 @@ def _launch_lanes(block_dim, ub_pool, block_bytes, state, trace, args, tiling, b
 # the first violation is always the same one, and the launch stops at the lane that found it.
 
 @jit(python=True)
-def _launch_lanes_checked(block_dim, ub_pool, block_bytes, state, trace, check, check_info, args, tiling,
+def _launch_lanes_checked(block_dim, ub_pool, block_bytes, state, trace, check, shadow, regions, args, tiling,
                           body_addr):
     """Run lanes 0..block_dim-1 one after another, stopping at the first that broke a rule."""
     record = _tiling_record(tiling)
     for i in range(block_dim):
-        ctx = _make_checked_lane(i, block_dim, ub_pool[0], block_bytes, state[i], trace, check, check_info)
+        # Each lane marks the shadow with its own epoch, so what earlier lanes wrote reads as
+        # unwritten; the shadow is cleared every 255 lanes.
+        epoch = i % 255 + 1
+        if epoch == 1:
+            shadow[:] = 0
+        ctx = _make_checked_lane(i, block_dim, ub_pool[0], block_bytes, state[i], trace, check, shadow, epoch,
+                                 regions)
         _lane_raised(state[i], _call_body(body_addr, ctx, args, record))
         if check[i, CHECK_RULE] != 0 or state[i, STATE_ERROR] != 0:
             break
+
+
+# A kernel that calls sync_all runs every lane on a host thread of its own (all resident, as
+# SyncAll needs on the device), each with its own UB; the threads run these without the GIL.
+
+@jit(python=True, nogil=True)
+def _run_resident_lane(i, block_dim, ub, block_bytes, state, trace, args, tiling, body_addr, barrier):
+    ctx = _make_lane(i, block_dim, ub, block_bytes, state[i], trace)
+    _lane_raised(state[i], _call_body(body_addr, ctx, args, _tiling_record(tiling)))
+    barrier_finish(_address(barrier), i, False)
+
+
+@jit(python=True, nogil=True)
+def _run_resident_lane_checked(i, block_dim, ub, block_bytes, state, trace, check, shadow, regions, args, tiling,
+                               body_addr, barrier):
+    # One lane at a time, in index order from barrier to barrier (see primitives.sync).
+    barrier_wait_turn(_address(barrier), i)
+    ctx = _make_checked_lane(i, block_dim, ub, block_bytes, state[i], trace, check, shadow, 1, regions)
+    _lane_raised(state[i], _call_body(body_addr, ctx, args, _tiling_record(tiling)))
+    barrier_finish(_address(barrier), i, True)
+
+
+def _run_resident(launcher, block_dim: int, ub_rows: np.ndarray, lane_args, shadow=None):
+    """Run ``launcher(i, block_dim, ub_rows[i], *lane_args)`` (``shadow[i]`` after the first
+    three of ``lane_args`` in checked launches) on ``block_dim`` threads at once."""
+    def lane_call(i):
+        if shadow is None:
+            return (i, block_dim, ub_rows[i], *lane_args)
+        return (i, block_dim, ub_rows[i], *lane_args[:4], shadow[i], *lane_args[4:])
+
+    launcher.compile(tuple(numba.typeof(a) for a in lane_call(0)))  # once, not on every thread
+    threads = [threading.Thread(target=launcher, args=lane_call(i), daemon=True) for i in range(block_dim)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 class _UBPool(threading.local):
@@ -304,8 +351,42 @@ class _UBPool(threading.local):
             pool = self.pool = np.empty((numba.config.NUMBA_NUM_THREADS, ub_size), np.uint8)
         return pool
 
+    def resident(self, ub_size: int, lanes: int) -> np.ndarray:
+        """One UB per lane, for launches whose lanes are all resident (SyncAll)."""
+        rows = getattr(self, "rows", None)
+        if rows is None or rows.shape[1] != ub_size or rows.shape[0] < lanes:
+            rows = self.rows = np.empty((lanes, ub_size), np.uint8)
+        return rows
+
 
 _UB_POOL = _UBPool()
+
+
+class _CheckMapPool(threading.local):
+    """Zeroed bytes for checked launches' owner, reader and garbage maps, reused from launch to
+    launch and cleared where a launch wrote them: a fresh map costs a page fault and the kernel's
+    zeroing per page (0.84 ms for 16 MB, against 0.19 ms to clear a reused one)."""
+
+    def take(self, nbytes: int) -> np.ndarray:
+        """Zeroed bytes (give them back zeroed: see :func:`_clear_maps`)."""
+        buf = getattr(self, "buf", None)
+        if buf is None or buf.size < nbytes:
+            buf = np.zeros(nbytes, np.uint8)
+            if nbytes <= CHECK_MAP_POOL_BYTES:
+                self.buf = buf
+        return buf[:nbytes]
+
+    def backups(self, nbytes: int) -> np.ndarray:
+        """Bytes for the backups of the caller's arrays, not zeroed (read only where written)."""
+        buf = getattr(self, "backup", None)
+        if buf is None or buf.size < nbytes:
+            buf = np.empty(nbytes, np.uint8)
+            if nbytes <= CHECK_MAP_POOL_BYTES:
+                self.backup = buf
+        return buf[:nbytes]
+
+
+_CHECK_MAPS = _CheckMapPool()
 
 def _arg_key(gm_args: tuple) -> tuple:
     # What decides the body's argument types, at a fraction of numba.typeof's cost.
@@ -317,9 +398,10 @@ class KernelBody:
     """One specialization of a kernel body (compile-time constants, tiling layout, lane mode)
     and the address of its compiled code for each set of argument types."""
 
-    def __init__(self, dispatcher, mode: str):
+    def __init__(self, dispatcher, mode: str, resident: bool = False):
         self.dispatcher = dispatcher
         self.mode = mode
+        self.resident = resident  # every lane on a thread of its own (the kernel calls sync_all)
         self._addresses: dict[tuple, int] = {}
 
     def address(self, gm_args: tuple, tiling: np.ndarray | None) -> int:
@@ -342,7 +424,7 @@ class Kernel:
     """A lane function plus its optional TilingKey schema; compiles one body per key, tiling
     layout and lane mode (plain, traced, checked)."""
 
-    def __init__(self, func: Callable, tiling_key: type | None = None, nrt: bool = True):
+    def __init__(self, func: Callable, tiling_key: type | None = None, nrt: bool = True, resident: bool = False):
         if not callable(func):
             raise TypeError("kernel() expects a function")
         self.py_func = func
@@ -352,6 +434,9 @@ class Kernel:
         self._digest = _source_digest(func)
         self.arg_names = tuple(inspect.signature(func).parameters)[1:]  # after ctx
         self._constants = _constants_read(func)
+        # SyncAll needs every lane resident at once: a kernel calling sync_all gets a launch that
+        # runs each lane on a thread of its own (a helper calling it needs resident=True).
+        self.resident = resident or "sync_all" in _names_read(func)
         functools.update_wrapper(self, func)
 
     def __repr__(self) -> str:
@@ -392,7 +477,7 @@ class Kernel:
                                 *([mode] if mode != "plain" else [])])
             announce = f"{name} kernel" + (f" [{detail}]" if detail else "")
             dispatcher_ = _specialized_body(self.py_func, constants, tag, announce, self.nrt)
-            found = self._bodies[cache_key] = KernelBody(dispatcher_, mode)
+            found = self._bodies[cache_key] = KernelBody(dispatcher_, mode, self.resident)
         return found
 
     def launch(self, *args, block_dim: int, key: dict | None = None, datatype: dict | None = None,
@@ -484,6 +569,8 @@ class PreparedLaunch:
     def __call__(self, gm_args: tuple) -> np.ndarray:
         """Run the lanes on ``gm_args`` (flat GM tensors and scalars); returns the state rows, or
         raises KernelError for the first failing lane."""
+        if self.body.resident:
+            return run_launch(self.body, self.block_dim, self.platform, gm_args, self.tiling)
         state = _lane_state(self.block_dim, self.gm_bytes)
         _launch_lanes(self.block_dim, _UB_POOL.get(self.platform.ub_size), self.platform.block_bytes, state, None,
                       gm_args, self.tiling, self.body.address(gm_args, self.tiling))
@@ -511,29 +598,57 @@ def run_launch(body: KernelBody, block_dim: int, platform: Platform, gm_args: tu
     state = _lane_state(block_dim, sum(a.nbytes for a in gm_args if isinstance(a, np.ndarray)))
     capacity = TRACE_CAPACITY if trace_name else 0
     trace = np.zeros((block_dim, trace_row_length(capacity)), np.int64) if body.mode != "plain" else None
-    ub_pool = _UB_POOL.get(platform.ub_size)
+    if body.resident:
+        _check_resident(block_dim, platform)
+        barrier = barrier_lanes(block_dim)
+        state[:, STATE_BARRIER] = barrier.ctypes.data
+        ub_rows = _UB_POOL.resident(platform.ub_size, block_dim)
+    else:
+        ub_pool = _UB_POOL.get(platform.ub_size)
     if checked:
+        if block_dim > 65534:
+            raise ValueError(f"checked launches take at most 65534 lanes (each GM byte's owner is a uint16 "
+                             f"lane + 1, the top value a marker), got block_dim {block_dim}")
         check = np.zeros((block_dim, CHECK_SLOTS), np.int64)
-        regions, kept, names = _gm_regions(gm_args, arg_names, platform.block_bytes, block_dim, scratch)
-        # The UB shadow: the written-since-Init epochs, then the garbage marks (see kernels.check).
-        check_info = (np.zeros(2 * platform.ub_size, np.uint8), regions)
-        _launch_lanes_checked(block_dim, ub_pool, platform.block_bytes, state, trace, check, check_info, gm_args,
-                              tiling, address)
-        failed = np.flatnonzero(check[:, CHECK_RULE])
-        broken = failed.size or state[:, STATE_ERROR].any()
-        left = None if broken else _garbage_left(regions, kept, names)
-        if broken or left is not None:
-            _restore(kept)
+        regions, kept, names, maps = _gm_regions(gm_args, arg_names, platform.block_bytes, block_dim, scratch)
+        try:
+            # The UB shadow: the written-since-Init epochs, then the garbage marks (see kernels.check),
+            # and slack for word-sized accesses.
+            if body.resident:
+                shadow = np.zeros((block_dim, 2 * platform.ub_size + 64), np.uint8)
+                _run_resident(_run_resident_lane_checked, block_dim, ub_rows,
+                              (platform.block_bytes, state, trace, check, (regions, rule_table()), gm_args, tiling,
+                               address, barrier), shadow)
+            else:
+                _launch_lanes_checked(block_dim, ub_pool, platform.block_bytes, state, trace, check,
+                                      np.empty(2 * platform.ub_size + 64, np.uint8), (regions, rule_table()),
+                                      gm_args, tiling, address)
+            failed = np.flatnonzero(check[:, CHECK_RULE])
+            broken = failed.size or state[:, STATE_ERROR].any()
+            left = None if broken else _garbage_left(regions, kept, names)
+            if broken or left is not None:
+                _restore(kept)
+        finally:
+            _clear_maps(regions, kept, maps)
         if failed.size:
             raise decode_violation(int(failed[0]), check[failed[0]], platform.ub_size, names)
         if left is not None:
             raise left
+    elif body.resident:
+        _run_resident(_run_resident_lane, block_dim, ub_rows,
+                      (platform.block_bytes, state, trace, gm_args, tiling, address, barrier))
     else:
         _launch_lanes(block_dim, ub_pool, platform.block_bytes, state, trace, gm_args, tiling, address)
     _raise_lane_error(state, platform)
     if trace_name:
         return LaunchTrace(trace_name, platform, trace, state, dict(trace_info or {}))
     return state
+
+
+def _check_resident(block_dim: int, platform: Platform):
+    if block_dim > platform.aiv_num:
+        raise ValueError(f"block_dim {block_dim} exceeds the {platform.aiv_num} vector cores of {platform.name}: "
+                         "a kernel that calls sync_all (SyncAll) needs every lane resident at once")
 
 
 def _raise_lane_error(state: np.ndarray, platform: Platform):
@@ -548,6 +663,14 @@ def _raise_lane_error(state: np.ndarray, platform: Platform):
     if state[lane, STATE_ERROR] == ERR_TMP_TOO_SMALL:
         raise KernelError(f"lane {lane}: TTRANS temporary tile too small, it needs "
                           f"{state[lane, STATE_ERROR_DETAIL]} elements")
+    if state[lane, STATE_ERROR] == ERR_SYNC_NOT_RESIDENT:
+        raise KernelError(f"lane {lane}: sync_all (SyncAll) in a launch whose lanes are not all resident: call it "
+                          "in the kernel function itself (the launch looks for it there) or launch a kernel "
+                          "declared @kernel(resident=True)")
+    if state[lane, STATE_ERROR] == ERR_SYNC_ABANDONED:
+        raise KernelError(f"lane {lane}: sync_all (SyncAll) abandoned: {state[lane, STATE_ERROR_DETAIL]} lane(s) "
+                          "ended without reaching it (on the device the launch hangs); every lane must call "
+                          "SyncAll the same number of times")
     if state[lane, STATE_ERROR] == ERR_LANE_RAISED:
         raise KernelError(f"lane {lane}: the kernel raised an exception (status {state[lane, STATE_ERROR_DETAIL]})")
     raise KernelError(f"lane {lane}: error code {state[lane, STATE_ERROR]}")
@@ -569,11 +692,12 @@ def _allocation_end(a: np.ndarray) -> int:
 
 def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, scratch: tuple):
     """The region table of the array arguments (see ``kernels.check``: address, bytes, owner map,
-    bytes a read may reach, owner width, backup, bytes a write may reach, garbage map, dirty), the
-    arrays it points into as (array, owner, backup, garbage) (kept alive by the caller, used to
-    restore and to find garbage left) and each region's name for messages.  Arguments that are the
-    same view (an in-place launch) share one region, named after all, backed up unless every one
-    of them is a fresh output (``scratch``)."""
+    bytes a read may reach, owner width, backup, bytes a write may reach, garbage map, dirty,
+    reader map, written and read since the last SyncAll, maps touched), the arrays it points into as
+    (array, owner, backup, garbage, reader) (kept alive by the caller, used to restore and to find
+    garbage left), each region's name for messages, and the bytes holding the maps.  Arguments
+    that are the same view (an in-place launch) share one region, named after all, backed up
+    unless every one of them is a fresh output (``scratch``)."""
     aliases: dict[tuple, list] = {}  # span -> [array, names, whether all are fresh outputs]
     for i, a in enumerate(args):
         if not isinstance(a, np.ndarray):
@@ -583,51 +707,83 @@ def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int,
         group = aliases.setdefault(_span(a), [a, [], True])
         group[1].append(name)
         group[2] = group[2] and fresh
-    rows, kept, names = [], [], []
-    for (start, end), (a, alias_names, fresh) in aliases.items():
-        # Lane + 1 of each byte's writer, old values before their first write, the garbage left
-        # in it; calloc'd, so the pages of bytes never written stay unmapped.
-        owner = np.zeros(a.nbytes, np.uint8 if block_dim < 255 else np.uint16)
-        backup = None if fresh else np.zeros(a.nbytes, np.uint8)
-        garbage = np.zeros(a.nbytes, np.uint8)
-        kept.append((a, owner, backup, garbage))
+    dtype, _top = owner_marks(block_dim)
+    width = np.dtype(dtype).itemsize
+    # Per argument, 64-byte aligned: owner map, reader map (lane + 1 of each byte's writer and
+    # reader), garbage map (see kernels.check.carry_garbage).
+    spans = [(-(-a.nbytes * width // 64) * 64, -(-a.nbytes // 64) * 64) for a, _, _ in aliases.values()]
+    # 64 bytes of slack past the last map: small blocks are read and written a word at a time.
+    maps = _CHECK_MAPS.take(sum(2 * o + g for o, g in spans) + 64)
+    backups = _CHECK_MAPS.backups(sum(g for (_, g), (_, _, fresh) in zip(spans, aliases.values()) if not fresh)
+                                  + 64)
+    rows, kept, names, at, backed = [], [], [], 0, 0
+    for ((start, end), (a, alias_names, fresh)), (o, g) in zip(aliases.items(), spans):
+        owner = maps[at:at + a.nbytes * width].view(dtype)
+        reader = maps[at + o:at + o + a.nbytes * width].view(dtype)
+        garbage = maps[at + 2 * o:at + 2 * o + a.nbytes]
+        at += 2 * o + g
+        backup = None
+        if not fresh:
+            backup, backed = backups[backed:backed + a.nbytes], backed + g
+        kept.append((a, owner, backup, garbage, reader))
         # GM padding (see host.check) lies past an allocation's end, not between views of one array.
         padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes
         writable = padded if end == _allocation_end(a) else a.nbytes
-        rows.append((start, a.nbytes, _span(owner)[0], padded, owner.itemsize,
-                     0 if backup is None else _span(backup)[0], writable, _span(garbage)[0], 0))
+        rows.append((start, a.nbytes, _span(owner)[0], padded, width, 0 if backup is None else _span(backup)[0],
+                     writable, _span(garbage)[0], 0, _span(reader)[0], 0, 0, 0))
         names.append(" = ".join(alias_names))
     regions = np.array(rows, np.int64).reshape(-1, REGION_COLS)
-    return regions, kept, names
+    return regions, kept, names, maps
+
+
+def _clear_maps(regions: np.ndarray, kept: list, maps: np.ndarray):
+    """Zero what a checked launch wrote in pooled maps, for the next launch."""
+    if maps.base is None or maps.base is not getattr(_CHECK_MAPS, "buf", None):
+        return  # not pooled: dropped with the launch
+    for r, (_array, owner, _backup, garbage, reader) in enumerate(kept):
+        touched = regions[r, REGION_TOUCHED]
+        if touched & TOUCHED_OWNER:
+            owner.fill(0)
+        if touched & TOUCHED_READER:
+            reader.fill(0)
+        if regions[r, REGION_DIRTY]:
+            garbage.fill(0)
 
 
 def _garbage_left(regions: np.ndarray, kept: list, names: list):
     """The first GM byte a checked launch left garbage in (see ``kernels.check.carry_garbage``),
     as a KernelCheckError naming its writer, or None."""
-    for r, (_array, owner, _backup, garbage) in enumerate(kept):
+    for r, (_array, owner, _backup, garbage, _reader) in enumerate(kept):
         if not regions[r, REGION_DIRTY]:
             continue
         left = np.flatnonzero(garbage)
         if left.size:
             byte = int(left[0])
-            return garbage_violation(int(owner[byte]) - 1, int(garbage[byte]), names[r], byte)
+            writer = int(owner[byte])
+            # A byte written before a SyncAll keeps no lane (see kernels.check.end_phase).
+            lane = -1 if writer == np.iinfo(owner.dtype).max else writer - 1
+            return garbage_violation(lane, int(garbage[byte]), names[r], byte)
     return None
 
 
 def _restore(kept: list):
     """Put back every GM byte a failed checked launch wrote (arguments with a backup)."""
-    for array, owner, backup, _garbage in kept:
+    for array, owner, backup, _garbage, _reader in kept:
         if backup is not None:
             written = owner != 0
             array.view(np.uint8)[written] = backup[written]
 
 
-def kernel(func: Callable | None = None, *, tiling_key: type | None = None, nrt: bool = True):
+def kernel(func: Callable | None = None, *, tiling_key: type | None = None, nrt: bool = True,
+           resident: bool = False):
     """Decorate a lane function as a :class:`Kernel` (``@kernel`` or ``@kernel(tiling_key=Key)``).
 
     ``nrt=False`` compiles the body without Numba's reference counting: faster where arrays
     pass through many calls, for a body that allocates no array (``np.empty`` and the like
-    need it; UB comes from ``alloc_buffer``)."""
+    need it; UB comes from ``alloc_buffer``).  A kernel whose own code calls ``sync_all`` runs
+    its lanes all resident, each on a host thread of its own, as SyncAll needs (``block_dim``
+    at most the platform's vector cores); ``resident=True`` asks for that when only a helper
+    it calls does."""
     if func is None:
-        return lambda f: Kernel(f, tiling_key, nrt)
-    return Kernel(func, tiling_key, nrt)
+        return lambda f: Kernel(f, tiling_key, nrt, resident)
+    return Kernel(func, tiling_key, nrt, resident)

@@ -7,6 +7,7 @@
 ``preload``    ``preload``: the next tile's CopyIn, fetched over the vector ops (MTE2 ahead)
 ``vector``     Duplicate, Adds, Muls, Add, Sub, Mul, Div, Max, Sqrt, the casts, SetValue
 ``ttrans``     TTRANS, the tile transpose
+``sync``       ``sync_all`` (SyncAll), the barrier across the lanes of a launch
 ``llvm``       the LLVM intrinsics the copies are built from
 =============  ====================================================================================
 
@@ -26,6 +27,7 @@ from .context import (
 from .dma import data_copy, data_copy_pad, gather
 from .memory import alloc_buffer, reinterpret
 from .preload import preload
+from .sync import sync_all
 from .ttrans import ttrans
 from .vector import (
     add, adds, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16, cast_f32_to_f16, div, duplicate, mul, muls,
@@ -36,7 +38,7 @@ __all__ = [
     "Lane", "TracedLane", "CheckedLane",
     "in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
     "alloc_buffer", "reinterpret",
-    "data_copy", "data_copy_pad", "gather", "preload", "ttrans",
+    "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all",
     "set_value", "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
     "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16",
 ]

@@ -21,9 +21,10 @@ from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE, RUL
 from ...host.trace import DIR_LOCAL, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER
 from .._jit import OVERLOAD_OPTIONS, jit
 from ..check import (
-    BLOCK_COUNT, BLOCK_LEN, COUNT, checked_rule, claim, count_ok, first_garbage, first_unwritten, carry_garbage,
-    gm_range, is_local_operand, is_ub, mark_epoch, mark_written, move_garbage, region_bytes, set_garbage, ub_aligned,
-    ub_range_ok, ub_read_ok, violation,
+    BLOCK_COUNT, BLOCK_LEN, COUNT, DST_STRIDE, SRC_STRIDE, carries_garbage, carry_garbage, checked_rule, claim,
+    count_ok, first_garbage, first_unwritten, gm_range, is_local_operand, is_ub, mark_blocks_written, mark_epoch,
+    mark_written, move_garbage, note_read, region_bytes, set_garbage, ub_aligned, ub_blocks_read_ok, ub_range_ok,
+    ub_read_ok, violation,
 )
 from ..lane import STATE_STREAM, _address, _load_i64, _voidptr
 from .context import copy_direction, in_ub, trace_copy
@@ -126,8 +127,10 @@ def _streaming(ctx, dst, src):
 @jit
 def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbytes, src_byte, block_count,
                    block_len, src_pitch, dst_pitch):
-    """DataCopy / DataCopyPad: bounds (GM with padding, UB and the tile's buffer), UB alignment,
-    DataCopy block multiple, UB bytes read written since Init, one GM writer per byte."""
+    """DataCopy / DataCopyPad: counts and strides, bounds (GM with padding, UB and the tile's
+    buffer), UB alignment, DataCopy block multiple, UB bytes read written since Init, and per GM
+    byte since the last SyncAll: one writer, no lane reading what another wrote or writing what
+    another read."""
     if prim == PRIM_DATA_COPY:
         if not count_ok(ctx, prim, OPERAND_SRC, block_len, COUNT, 0):
             return False
@@ -139,47 +142,58 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
     if prim == PRIM_DATA_COPY and block_len % ctx.block_bytes != 0:
         violation(ctx, RULE_COPY_COUNT_ALIGN, prim, OPERAND_SRC, block_len, ctx.block_bytes, 0, 0, 0)
         return False
+    src_local = is_ub(ctx, src_addr)
+    dst_local = is_ub(ctx, dst_addr)
+    if block_count == 1:  # one block: the strides play no part
+        src_pitch = dst_pitch = block_len
+    else:  # the strides are unsigned on the device: a pitch below a block's is a negative one
+        if not (count_ok(ctx, prim, OPERAND_SRC, src_pitch - _min_pitch(ctx, src_local, block_len), SRC_STRIDE, 0)
+                and count_ok(ctx, prim, OPERAND_DST, dst_pitch - _min_pitch(ctx, dst_local, block_len),
+                             DST_STRIDE, 0)):
+            return False
     src_ext = (block_count - 1) * src_pitch + block_len
     dst_ext = (block_count - 1) * dst_pitch + block_len
-    src_local = is_ub(ctx, src_addr)
     s0 = src_addr - ctx.ub_addr + src_byte  # UB offset of the first source block (a local source)
     if src_local:
         if not (ub_aligned(ctx, prim, OPERAND_SRC, src_addr, src_byte)
-                and ub_range_ok(ctx, prim, OPERAND_SRC, src_addr, src_nbytes, src_byte, src_ext)):
+                and ub_range_ok(ctx, prim, OPERAND_SRC, src_addr, src_nbytes, src_byte, src_ext)
+                and ub_blocks_read_ok(ctx, prim, OPERAND_SRC, s0, src_pitch, block_len, block_count)):
             return False
-        for k in range(block_count):
-            if not ub_read_ok(ctx, prim, OPERAND_SRC, src_addr, src_byte + k * src_pitch, block_len):
-                return False
         src_r, src_off = -1, 0
     else:
         src_r, src_off = gm_range(ctx, prim, OPERAND_SRC, src_addr, src_byte, src_ext, False)
-        if src_r < 0:
+        if src_r < 0 or not note_read(ctx, prim, src_r, src_off, src_pitch, block_len, block_count):
             return False
-    if is_ub(ctx, dst_addr):
+    if dst_local:
         if not (ub_aligned(ctx, prim, OPERAND_DST, dst_addr, dst_byte)
                 and ub_range_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, dst_byte, dst_ext)):
             return False
         d0 = dst_addr - ctx.ub_addr + dst_byte
-        for k in range(block_count):
-            d = d0 + k * dst_pitch
-            if src_local:  # garbage moves with the bytes
-                mark_epoch(ctx, d, block_len)
-                move_garbage(ctx, d, s0 + k * src_pitch, block_len)
-            else:  # bytes past the source tensor's end are GM padding: garbage
-                mark_written(ctx, d, block_len)
-                real = max(0, region_bytes(ctx, src_r) - (src_off + k * src_pitch))
-                if real < block_len:
-                    set_garbage(ctx, d + real, block_len - real, 1)
+        if src_local:  # garbage moves with the bytes
+            for k in range(block_count):
+                mark_epoch(ctx, d0 + k * dst_pitch, block_len)
+                move_garbage(ctx, d0 + k * dst_pitch, s0 + k * src_pitch, block_len)
+            return True
+        mark_blocks_written(ctx, d0, dst_pitch, block_len, block_count)
+        # Bytes past the source tensor's end are GM padding: garbage.
+        for k in range(max(0, (region_bytes(ctx, src_r) - src_off) // src_pitch), block_count):
+            real = max(0, region_bytes(ctx, src_r) - (src_off + k * src_pitch))
+            if real < block_len:
+                set_garbage(ctx, d0 + k * dst_pitch + real, block_len - real, 1)
         return True
     r, off = gm_range(ctx, prim, OPERAND_DST, dst_addr, dst_byte, dst_ext, True)
-    if r < 0:
+    if r < 0 or not claim(ctx, prim, r, off, dst_pitch, block_len, block_count):
         return False
-    for k in range(block_count):
-        if not claim(ctx, prim, r, off + k * dst_pitch, block_len):
-            return False
-        if src_local:
+    if src_local and carries_garbage(ctx, r):
+        for k in range(block_count):
             carry_garbage(ctx, prim, r, off + k * dst_pitch, s0 + k * src_pitch, block_len)
     return True
+
+
+@jit(always_inline=True)
+def _min_pitch(ctx, local, block_len):
+    # Blocks on the UB side start on block boundaries.
+    return (block_len + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes if local else block_len
 
 
 @checked_rule

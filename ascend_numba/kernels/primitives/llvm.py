@@ -12,7 +12,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["memmove_bytes", "copy_short", "copy_fixed", "stream_word", "store_fence", "prefetch_line"]
+__all__ = ["memmove_bytes", "copy_short", "copy_fixed", "stream_word", "store_fence", "prefetch_line", "atomic_add_i64",
+           "atomic_load_i64", "atomic_store_i64", "atomic_swap_i64", "yield_thread"]
 
 
 def _byte_pointers(context, builder, signature, args):
@@ -120,3 +121,61 @@ def prefetch_line(typingctx, addr):
         return context.get_dummy_value()
 
     return types.void(addr), codegen
+
+
+# ---- atomics for SyncAll's barrier (int64 slots of a shared array, by address) -------------------
+
+def _slot(builder, addr, index):
+    return builder.gep(builder.inttoptr(addr, ir.IntType(64).as_pointer()), [index])
+
+
+@intrinsic
+def atomic_add_i64(typingctx, addr, index, value):
+    """``((int64*)addr)[index] += value`` atomically; returns the old value."""
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[2], signature.args[2], types.int64)
+        return builder.atomic_rmw("add", _slot(builder, args[0], args[1]), value, "seq_cst")
+
+    return types.int64(addr, index, value), codegen
+
+
+@intrinsic
+def atomic_load_i64(typingctx, addr, index):
+    """``((int64*)addr)[index]``, sequentially consistent with the other lanes' atomics."""
+    def codegen(context, builder, signature, args):
+        return builder.load_atomic(_slot(builder, args[0], args[1]), "seq_cst", 8)
+
+    return types.int64(addr, index), codegen
+
+
+@intrinsic
+def atomic_store_i64(typingctx, addr, index, value):
+    """``((int64*)addr)[index] = value``, sequentially consistent with the other lanes' atomics."""
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[2], signature.args[2], types.int64)
+        builder.store_atomic(value, _slot(builder, args[0], args[1]), "seq_cst", 8)
+        return context.get_dummy_value()
+
+    return types.void(addr, index, value), codegen
+
+
+@intrinsic
+def atomic_swap_i64(typingctx, addr, index, value):
+    """Store ``value`` in ``((int64*)addr)[index]`` atomically; returns the old value (a spin lock's take)."""
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[2], signature.args[2], types.int64)
+        return builder.atomic_rmw("xchg", _slot(builder, args[0], args[1]), value, "seq_cst")
+
+    return types.int64(addr, index, value), codegen
+
+
+@intrinsic
+def yield_thread(typingctx):
+    """``sched_yield()``: let another host thread run (a lane waiting at a barrier, on fewer
+    host cores than lanes, must not hold its core)."""
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []), "sched_yield")
+        builder.call(fn, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
