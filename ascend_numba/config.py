@@ -39,6 +39,11 @@ SPLIT_MULT_DOUBLING_BYTES = 8192
 # from ~31 to ~26 ms and bf16 from ~31 to ~28 ms (6c2e65d, same-process A/B).
 COMPUTE_OPS = 16
 
+# Tile fusion (kernels.fusion_strip): a fused Compute runs its vector ops over strips whose
+# operands together take at most this many bytes, so a strip stays in the L1 data cache (48 KB
+# here) from the first op to the last.
+FUSION_L1_BYTES = 32 << 10
+
 # ---- launches (kernels/launch.py) ----------------------------------------------------------------
 
 # Events logged per lane in a trace; later ones are only counted.  A size budget, not a speed:

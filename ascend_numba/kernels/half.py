@@ -9,6 +9,8 @@ and ml_dtypes' bfloat16 casts bit for bit, NaN payloads included:
 * fp32 -> bf16 rounds to nearest even and turns every NaN into the quiet NaN
   ``sign | 0x7fc0``.
 * fp16/bf16 -> fp32 are exact.
+
+fp16 goes through the CPU's own conversions (see below); bf16 is bit arithmetic.
 """
 
 from __future__ import annotations
@@ -56,45 +58,56 @@ def u32_as_f32(typingctx, x):
     return types.float32(x), codegen
 
 
-_DENORM_MAGIC = np.uint32(((127 - 15) + (23 - 10) + 1) << 23)  # 0.5: aligns fp16 subnormal bits at the bottom
+@intrinsic
+def _fptrunc_half(typingctx, x):
+    """The hardware's float32 -> half conversion (round to nearest even), as uint16 bits."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+
+    return types.uint16(types.float32), codegen
 
 
-@jit(always_inline=True)
-def _f32bits_to_f16bits(f):
-    # Branch-free (every case computed, one selected) so that loops over it vectorize.
-    f = np.uint32(f)
-    sign = (f >> np.uint32(16)) & np.uint32(0x8000)
-    a = f & np.uint32(0x7FFFFFFF)
-    # Normal range: rebias the exponent, round half to even through the carry.
-    odd = (a >> np.uint32(13)) & np.uint32(1)
-    normal = (a + np.uint32((15 - 127) << 23) + np.uint32(0xFFF) + odd) >> np.uint32(13)
-    # Subnormal range: an fp32 add of 0.5 rounds the 10 fp16 bits into place (nearest even).
-    sub = f32_as_u32(u32_as_f32(a) + u32_as_f32(_DENORM_MAGIC)) - _DENORM_MAGIC
-    # NaN keeps its top 10 payload bits (forced non-zero), as NumPy does.
-    payload = (a >> np.uint32(13)) & np.uint32(0x3FF)
-    nan = np.uint32(0x7C00) | payload | (np.uint32(1) if payload == 0 else np.uint32(0))
-    finite = sub if a < np.uint32(113 << 23) else normal
-    big = nan if a > np.uint32(0x7F800000) else np.uint32(0x7C00)
-    return np.uint16(sign | (big if a >= np.uint32(0x47800000) else finite))
+@intrinsic
+def _fpext_half(typingctx, h):
+    """The hardware's half (uint16 bits) -> float32 conversion (exact)."""
+    if h != types.uint16:
+        return None
 
+    def codegen(context, builder, signature, args):
+        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+
+    return types.float32(types.uint16), codegen
+
+
+# The conversions are LLVM's fptrunc / fpext (one vector instruction per 8 or 16 elements where
+# the CPU has them, F16C on x86: 28x the bit-twiddled version, which did not vectorize), with
+# NaNs selected from NumPy's rule: the hardware quiets a signalling NaN, NumPy keeps its payload.
+# Checked against NumPy on every fp16 value and every fp32 value from 2**-27 to 2**17.
 
 @jit(always_inline=True)
 def f32_to_f16(x):
     """Round a float32 to fp16 (nearest even); returns the fp16 bits as uint16."""
-    return _f32bits_to_f16bits(f32_as_u32(np.float32(x)))
+    x = np.float32(x)
+    h = _fptrunc_half(x)
+    # NaN keeps its top 10 payload bits (forced non-zero), as NumPy does; the hardware sets the
+    # quiet bit.  (Selects on a float compare: the loops stay vectorized.)
+    payload = np.uint16((f32_as_u32(x) >> np.uint32(13)) & np.uint32(0x3FF))
+    nan = (h & np.uint16(0xFC00)) | payload | np.uint16(payload == 0)
+    return h if x == x else nan
 
 
 @jit(always_inline=True)
 def f16_to_f32(h):
-    """Widen fp16 bits (uint16) to float32, exactly."""
-    h = np.uint32(h)
-    sign = (h & np.uint32(0x8000)) << np.uint32(16)
-    em = h & np.uint32(0x7FFF)
-    normal = (em << np.uint32(13)) + np.uint32(112 << 23)        # exponent rebias
-    special = (em << np.uint32(13)) | np.uint32(0x7F800000)       # inf, NaN with its payload
-    tiny = f32_as_u32(np.float32(em) * np.float32(5.9604644775390625e-08))  # zero, subnormal: em * 2**-24
-    mag = tiny if em < np.uint32(0x0400) else (special if em >= np.uint32(0x7C00) else normal)
-    return u32_as_f32(sign | mag)
+    """Widen fp16 bits (uint16) to float32, exactly (a NaN keeps its payload, as in NumPy)."""
+    h = np.uint16(h)
+    v = _fpext_half(h)
+    em = np.uint32(h) & np.uint32(0x7FFF)
+    nan = u32_as_f32(((np.uint32(h) & np.uint32(0x8000)) << np.uint32(16)) | np.uint32(0x7F800000)
+                     | (em << np.uint32(13)))
+    return v if v == v else nan
 
 
 @jit(always_inline=True)

@@ -102,8 +102,8 @@ def check_adamw_aliasing(tensors: dict) -> None:
 
 def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon, grad,
                 max_grad_norm=None, *, amsgrad: bool = False, maximize: bool = False, variant: str = "seed",
-                inplace: bool = True, block_dim: int | None = None, platform="A2", trace: bool = False,
-                checked: bool = False):
+                inplace: bool = True, fused: bool = True, block_dim: int | None = None, platform="A2",
+                trace: bool = False, checked: bool = False):
     """One ApplyAdamW step; returns ``(var, m, v)``.
 
     ``beta1_power``/``beta2_power`` are beta**(t-1): the op multiplies by beta
@@ -114,6 +114,8 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     raise an AclnnParamError subclass (with the aclnn ``code``) before any
     array is touched.  ``trace=True`` returns ``((var, m, v), LaunchTrace)``; ``checked=True``
     verifies every primitive (KernelCheckError on a violation, every array unchanged).
+    ``fused=False`` runs the Compute op by op over whole tiles instead of with tile fusion (see
+    ``kernels.fusion_strip``): the same bits, slower; traced and checked runs are unfused.
     """
     tensors = dict(var=var, m=m, v=v, grad=grad)
     scalars = dict(beta1_power=beta1_power, beta2_power=beta2_power, lr=lr, weight_decay=weight_decay,
@@ -136,7 +138,7 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     inputs = [as_gm(np.ascontiguousarray(a), n) for n, a in tensors.items()]
     mgn = as_gm(np.ascontiguousarray(max_grad_norm), "max_grad_norm") if amsgrad else inputs[0][:1]
     gm_args = (*inputs, mgn, as_gm(scalar_array, "scalars"),
-               *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v"))))
+               *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v"))), int(bool(fused)))
     result = problem.run(gm_args, trace=trace, checked=checked, fresh=() if inplace else ("var_out", "m_out", "v_out"))
     if trace:
         result.info.update(dtype=ADAMW_DTYPES[dtype], variant=variant, amsgrad=bool(amsgrad),

@@ -6,7 +6,9 @@ inside the vector primitives have none.
 
 Per tile: CopyIn (MTE2) the inputs into the double-buffered in-queues and
 announce the next tile's (preload: the device's MTE2 fetches it during this
-tile's Compute), Compute (V) with Muls/Mul/Sub/Add/Div/Sqrt/Max/Adds, CopyOut
+tile's Compute), Compute (V) with Muls/Mul/Sub/Add/Div/Sqrt/Max/Adds (fused: op
+after op over L1-sized strips of the tile, see ``fusion_strip``; ``fused`` 0 runs
+each op over the whole tile, the op-by-op path), CopyOut
 (MTE3) exactly the tile's elements.  In the native modes (fp32, fp16 seed)
 every op runs in the tensor type, so fp16 rounds after each op as the fp16
 vector unit does.
@@ -17,8 +19,8 @@ import numpy as np
 from ...config import COMPUTE_OPS
 from ...kernels import (
     add, adds, alloc_buffer, big_small_lane_range, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
-    cast_f32_to_f16, constant, data_copy, data_copy_pad, div, duplicate, kernel, mul, muls, preload, sub, trace_work,
-    vmax, vsqrt,
+    cast_f32_to_f16, constant, data_copy, data_copy_pad, div, duplicate, fusion_strip, kernel, mul, muls, preload, sub,
+    trace_work, vmax, vsqrt,
 )
 from ...kernels._jit import jit
 from ...kernels.half import bf16_to_f32, f16_to_f32
@@ -34,6 +36,11 @@ VARIANT = constant("VARIANT", "0 seed/TBE op order, 1 A2 op order")
 CAST = constant("CAST", "compute through fp32 work tiles, rounding once at the end")
 
 
+# What one element of a strip's operands takes, at most: the four or five inputs and three
+# outputs in the tensor type, the fp32 work tiles of the cast variants and the two temporaries.
+FUSED_BYTES_PER_ELEMENT = 5 * 2 + 3 * 2 + 5 * 4 + 2 * 4
+
+
 @jit(always_inline=True)
 def _as_f32(value):
     return np.float32(value)
@@ -41,7 +48,7 @@ def _as_f32(value):
 
 # nrt=False: the body allocates nothing, so it needs no reference counts (see launch.kernel).
 @kernel(tiling_key=AdamWKey, nrt=False)
-def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v_out, t):
+def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v_out, fused, t):
     amsgrad = Amsgrad == 1
     maximize = Maximize == 1
     # Init: this lane's blocks (big/small split) and every UB buffer, bound once.
@@ -91,6 +98,7 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
         n = min(tile, end - pos)
         n_al = (n + t.blockElems - 1) // t.blockElems * t.blockElems
         q = slot * tile
+        strip = fusion_strip(ctx, n_al, FUSED_BYTES_PER_ELEMENT) if fused else n_al
         # CopyIn: whole blocks (the last may read GM padding; those lanes are never written back).
         data_copy(ctx, in_var, q, var, pos, n_al)
         data_copy(ctx, in_m, q, m, pos, n_al)
@@ -101,90 +109,97 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
         # The next tile's CopyIn, which the device's MTE2 runs during this tile's Compute.
         ahead = min(tile, end - pos - n)
         if ahead > 0:
-            preload(ctx, var, pos + n, ahead, COMPUTE_OPS)
-            preload(ctx, m, pos + n, ahead, COMPUTE_OPS)
-            preload(ctx, v, pos + n, ahead, COMPUTE_OPS)
-            preload(ctx, grad, pos + n, ahead, COMPUTE_OPS)
+            # Spread over every op of every strip of this tile's Compute.
+            spread = COMPUTE_OPS * (-(-n_al // strip))
+            preload(ctx, var, pos + n, ahead, spread)
+            preload(ctx, m, pos + n, ahead, spread)
+            preload(ctx, v, pos + n, ahead, spread)
+            preload(ctx, grad, pos + n, ahead, spread)
             if amsgrad:
-                preload(ctx, max_grad_norm, pos + n, ahead, COMPUTE_OPS)
-        # Compute tensors: the queue slots themselves, or fp32 work tiles cast from them.
-        if CAST:
-            if DTYPE == 1:
-                cast_f16_to_f32(ctx, w_var, in_var[q:], n_al)
-                cast_f16_to_f32(ctx, w_m, in_m[q:], n_al)
-                cast_f16_to_f32(ctx, w_v, in_v[q:], n_al)
-                cast_f16_to_f32(ctx, w_g, in_g[q:], n_al)
+                preload(ctx, max_grad_norm, pos + n, ahead, spread)
+        # Compute, with tile fusion: every op over one L1-sized strip of the tile, then the next
+        # strip (unfused: one strip, the whole tile).  Each op as the device runs it, in its order.
+        for s in range(0, n_al, strip):
+            k = min(strip, n_al - s)
+            ts1, ts2 = t1[s:], t2[s:]
+            # Compute tensors: the queue slots themselves, or fp32 work tiles cast from them.
+            if CAST:
+                if DTYPE == 1:
+                    cast_f16_to_f32(ctx, w_var[s:], in_var[q + s:], k)
+                    cast_f16_to_f32(ctx, w_m[s:], in_m[q + s:], k)
+                    cast_f16_to_f32(ctx, w_v[s:], in_v[q + s:], k)
+                    cast_f16_to_f32(ctx, w_g[s:], in_g[q + s:], k)
+                    if amsgrad:
+                        cast_f16_to_f32(ctx, w_mgn[s:], in_mgn[q + s:], k)
+                else:
+                    cast_bf16_to_f32(ctx, w_var[s:], in_var[q + s:], k)
+                    cast_bf16_to_f32(ctx, w_m[s:], in_m[q + s:], k)
+                    cast_bf16_to_f32(ctx, w_v[s:], in_v[q + s:], k)
+                    cast_bf16_to_f32(ctx, w_g[s:], in_g[q + s:], k)
+                    if amsgrad:
+                        cast_bf16_to_f32(ctx, w_mgn[s:], in_mgn[q + s:], k)
+                var_c, m_c, v_c, g_c = w_var[s:], w_m[s:], w_v[s:], w_g[s:]
+                var_o, m_o, v_o = var_c, m_c, v_c  # results overwrite the work tiles in place
                 if amsgrad:
-                    cast_f16_to_f32(ctx, w_mgn, in_mgn[q:], n_al)
+                    mgn_c = w_mgn[s:]
             else:
-                cast_bf16_to_f32(ctx, w_var, in_var[q:], n_al)
-                cast_bf16_to_f32(ctx, w_m, in_m[q:], n_al)
-                cast_bf16_to_f32(ctx, w_v, in_v[q:], n_al)
-                cast_bf16_to_f32(ctx, w_g, in_g[q:], n_al)
+                var_c, m_c, v_c, g_c = in_var[q + s:], in_m[q + s:], in_v[q + s:], in_g[q + s:]
+                var_o, m_o, v_o = out_var[q + s:], out_m[q + s:], out_v[q + s:]
                 if amsgrad:
-                    cast_bf16_to_f32(ctx, w_mgn, in_mgn[q:], n_al)
-            var_c, m_c, v_c, g_c = w_var, w_m, w_v, w_g
-            var_o, m_o, v_o = w_var, w_m, w_v  # results overwrite the work tiles in place
-            if amsgrad:
-                mgn_c = w_mgn
-        else:
-            var_c, m_c, v_c, g_c = in_var[q:q + tile], in_m[q:q + tile], in_v[q:q + tile], in_g[q:q + tile]
-            var_o, m_o, v_o = out_var[q:q + tile], out_m[q:q + tile], out_v[q:q + tile]
-            if amsgrad:
-                mgn_c = in_mgn[q:q + tile]
+                    mgn_c = in_mgn[q + s:]
 
-        if maximize:
-            muls(ctx, g_c, g_c, -one, n_al)
-        if VARIANT == 0:  # seed / TBE order
-            muls(ctx, t1, m_c, beta1, n_al)                 # m*b1
-            muls(ctx, t2, g_c, beta1 - one, n_al)           # (b1-1)*gt
-            sub(ctx, m_o, t1, t2, n_al)
-            muls(ctx, t1, v_c, beta2, n_al)                 # v*b2
-            muls(ctx, t2, g_c, beta2 - one, n_al)           # (b2-1)*gt
-            mul(ctx, t2, t2, g_c, n_al)                     # ((b2-1)*gt)*gt
-            sub(ctx, v_o, t1, t2, n_al)
-            muls(ctx, var_o, var_c, decay, n_al)            # var_t
-            if amsgrad:
-                vmax(ctx, t1, mgn_c, v_o, n_al)
-                muls(ctx, t1, t1, -one, n_al)               # -x
-            else:
-                muls(ctx, t1, v_o, -one, n_al)
-            duplicate(ctx, t2, b2o - one, n_al)
-            div(ctx, t1, t1, t2, n_al)                      # (-x)/(b2o-1)
-            vsqrt(ctx, t1, t1, n_al)
-            adds(ctx, t1, t1, epsilon, n_al)                # denom
-            div(ctx, t2, m_o, t1, n_al)                     # m_out/denom
-            muls(ctx, t2, t2, step, n_al)                   # (lr/(b1o-1)) * ...
-            add(ctx, var_o, var_o, t2, n_al)
-        else:  # A2 order
-            muls(ctx, t1, m_c, beta1, n_al)                 # m*b1
-            muls(ctx, t2, g_c, one - beta1, n_al)           # g*(1-b1)
-            add(ctx, m_o, t1, t2, n_al)
-            mul(ctx, t2, g_c, g_c, n_al)                    # g*g
-            muls(ctx, t2, t2, one - beta2, n_al)            # (g*g)*(1-b2)
-            muls(ctx, t1, v_c, beta2, n_al)                 # v*b2
-            add(ctx, v_o, t1, t2, n_al)
-            muls(ctx, var_o, var_c, decay, n_al)
-            if amsgrad:
-                vmax(ctx, t1, mgn_c, v_o, n_al)
-                muls(ctx, t1, t1, one / (one - b2o), n_al)  # x * (1/(1-b2o))
-            else:
-                muls(ctx, t1, v_o, one / (one - b2o), n_al)
-            vsqrt(ctx, t1, t1, n_al)
-            adds(ctx, t1, t1, epsilon, n_al)
-            div(ctx, t2, m_o, t1, n_al)                     # m/denom
-            muls(ctx, t2, t2, step, n_al)                   # * (lr/(b1o-1))
-            add(ctx, var_o, var_o, t2, n_al)
+            if maximize:
+                muls(ctx, g_c, g_c, -one, k)
+            if VARIANT == 0:  # seed / TBE order
+                muls(ctx, ts1, m_c, beta1, k)                       # m*b1
+                muls(ctx, ts2, g_c, beta1 - one, k)                 # (b1-1)*gt
+                sub(ctx, m_o, ts1, ts2, k)
+                muls(ctx, ts1, v_c, beta2, k)                       # v*b2
+                muls(ctx, ts2, g_c, beta2 - one, k)                 # (b2-1)*gt
+                mul(ctx, ts2, ts2, g_c, k)                          # ((b2-1)*gt)*gt
+                sub(ctx, v_o, ts1, ts2, k)
+                muls(ctx, var_o, var_c, decay, k)                   # var_t
+                if amsgrad:
+                    vmax(ctx, ts1, mgn_c, v_o, k)
+                    muls(ctx, ts1, ts1, -one, k)                    # -x
+                else:
+                    muls(ctx, ts1, v_o, -one, k)
+                duplicate(ctx, ts2, b2o - one, k)
+                div(ctx, ts1, ts1, ts2, k)                          # (-x)/(b2o-1)
+                vsqrt(ctx, ts1, ts1, k)
+                adds(ctx, ts1, ts1, epsilon, k)                     # denom
+                div(ctx, ts2, m_o, ts1, k)                          # m_out/denom
+                muls(ctx, ts2, ts2, step, k)                        # (lr/(b1o-1)) * ...
+                add(ctx, var_o, var_o, ts2, k)
+            else:  # A2 order
+                muls(ctx, ts1, m_c, beta1, k)                       # m*b1
+                muls(ctx, ts2, g_c, one - beta1, k)                 # g*(1-b1)
+                add(ctx, m_o, ts1, ts2, k)
+                mul(ctx, ts2, g_c, g_c, k)                          # g*g
+                muls(ctx, ts2, ts2, one - beta2, k)                 # (g*g)*(1-b2)
+                muls(ctx, ts1, v_c, beta2, k)                       # v*b2
+                add(ctx, v_o, ts1, ts2, k)
+                muls(ctx, var_o, var_c, decay, k)
+                if amsgrad:
+                    vmax(ctx, ts1, mgn_c, v_o, k)
+                    muls(ctx, ts1, ts1, one / (one - b2o), k)       # x * (1/(1-b2o))
+                else:
+                    muls(ctx, ts1, v_o, one / (one - b2o), k)
+                vsqrt(ctx, ts1, ts1, k)
+                adds(ctx, ts1, ts1, epsilon, k)
+                div(ctx, ts2, m_o, ts1, k)                          # m/denom
+                muls(ctx, ts2, ts2, step, k)                        # * (lr/(b1o-1))
+                add(ctx, var_o, var_o, ts2, k)
 
-        if CAST:  # round once, into the out-queue slots
-            if DTYPE == 1:
-                cast_f32_to_f16(ctx, out_var[q:], var_o, n_al)
-                cast_f32_to_f16(ctx, out_m[q:], m_o, n_al)
-                cast_f32_to_f16(ctx, out_v[q:], v_o, n_al)
-            else:
-                cast_f32_to_bf16(ctx, out_var[q:], var_o, n_al)
-                cast_f32_to_bf16(ctx, out_m[q:], m_o, n_al)
-                cast_f32_to_bf16(ctx, out_v[q:], v_o, n_al)
+            if CAST:  # round once, into the out-queue slots
+                if DTYPE == 1:
+                    cast_f32_to_f16(ctx, out_var[q + s:], var_o, k)
+                    cast_f32_to_f16(ctx, out_m[q + s:], m_o, k)
+                    cast_f32_to_f16(ctx, out_v[q + s:], v_o, k)
+                else:
+                    cast_f32_to_bf16(ctx, out_var[q + s:], var_o, k)
+                    cast_f32_to_bf16(ctx, out_m[q + s:], m_o, k)
+                    cast_f32_to_bf16(ctx, out_v[q + s:], v_o, k)
         # CopyOut: exactly this tile's elements.
         if n == n_al:
             data_copy(ctx, var_out, pos, out_var, q, n)
