@@ -594,12 +594,10 @@ def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, re
     # the reader map only where some lane read the tensor since the last SyncAll.
     ext = owner.size
     hazard = False
-    owned = False  # any byte written before (by this lane, or before a SyncAll)
     for b0 in range(0, ext, pitch):
         o = owner[b0:b0 + block_len]
         for i in range(o.size):
             hazard |= _other_lane(o[i], me, top)
-            owned |= o[i] != 0
     if read:
         for b0 in range(0, ext, pitch):
             q = reader[b0:b0 + block_len]
@@ -618,6 +616,11 @@ def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, re
                     return False
     backup_addr = _region_field(ctx, r, REGION_BACKUP)
     if backup_addr != 0:
+        owned = False  # any byte written before (by this lane, or before a SyncAll)
+        for b0 in range(0, ext, pitch):
+            o = owner[b0:b0 + block_len]
+            for i in range(o.size):
+                owned |= o[i] != 0
         data = carray(_voidptr(_region_field(ctx, r, REGION_ADDR) + lo), ext, np.uint8)
         backup = carray(_voidptr(backup_addr + lo), ext, np.uint8)
         for b0 in range(0, ext, pitch):
