@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
 
-.PHONY: setup demo test bench bench-torch bench-compare bench-report warmup clean
+.PHONY: setup demo test lint-kernels bench bench-torch bench-compare bench-report warmup clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,11 @@ setup: $(STAMP)
 
 demo: setup
 	$(VENV)/bin/ascend-numba golden examples/cases.yaml --out out/golden
+
+# The shipped kernels and the examples against the kernel rules of their mode (seed 003); the
+# suite runs the same check (tests/test_lint.py).
+lint-kernels: setup
+	$(VENV)/bin/ascend-numba lint ascend_numba examples
 
 # Whole test files per worker, one worker per core: compiling the kernels is most of the run.  Files
 # in collection order, the registry tests last (tests/conftest.py): each op's kernels compile once.

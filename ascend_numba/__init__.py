@@ -12,6 +12,7 @@ from .host import (
     get_platform,
 )
 from .kernels import Kernel, KernelCheckError, KernelError, compile_messages, kernel
+from .lint import Finding, KernelRuleError, lint
 from .memory import clear_output_pool, output_pool_info, output_pool_limit
 from .ops import REGISTRY
 from .ops.adamw.plan import plan_adamw
@@ -26,7 +27,7 @@ globals().update({name: entry.function for name, entry in REGISTRY.items()})
 __all__ = [
     "__version__", "PRESETS", "Platform", "get_platform",
     "InvalidArgument", "InvalidType", "InvalidVal", "TilingError", "TilingKeyField", "UBPlanError",
-    "Kernel", "KernelError", "KernelCheckError", "kernel", "compile_messages",
+    "Kernel", "KernelError", "KernelCheckError", "kernel", "compile_messages", "lint", "Finding", "KernelRuleError",
     *REGISTRY, "plan_tile", "TilePlan", "plan_adamw", "ttrans_tmp_bytes", "TTransRuleError",
     "AclnnParamError", "ParamNullptrError", "ParamInvalidError", "ParamDtypeError",
     "output_pool_limit", "output_pool_info", "clear_output_pool",

@@ -88,6 +88,22 @@ def verify(golden_file, actual_file, dtype):
     sys.exit(0 if report.passed else 1)
 
 
+@main.command("lint")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--mode", type=click.Choice(["auto", "manual"]), default=None,
+              help="Lint every kernel in this mode [default: each kernel's own, manual unless @kernel(mode=...)].")
+def lint_command(files, mode):
+    """Check the kernels in FILES (or in the .py files under a directory) against the PTO
+    AUTO-mode rules of their mode; prints path:line:col: CODE message, exits 1 on any finding."""
+    from .lint import lint
+
+    paths = [p for f in files for p in (sorted(f.rglob("*.py")) if f.is_dir() else [f])]
+    findings = [finding for p in paths for finding in lint(p, mode)]
+    for finding in findings:
+        click.echo(str(finding))
+    sys.exit(1 if findings else 0)
+
+
 @main.command()
 @click.option("--ops", default=",".join(OPS), show_default=True,
               help="Comma-separated ops to compile.")

@@ -29,7 +29,7 @@ CHECK_RULE, CHECK_PRIMITIVE, CHECK_OPERAND, CHECK_DETAIL = 0, 1, 2, 3
 # (RULE["gm-write-race"], PRIMITIVE["DataCopy"]), so adding one is adding its name.
 RULES = ("", "gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer", "data-copy-count-unaligned",
          "ub-address-unaligned", "ub-over-capacity", "ub-uninitialized-read", "gm-write-race", "count-out-of-range",
-         "gm-write-garbage", "gm-cross-core-read", "gm-write-after-read")
+         "gm-write-garbage", "gm-cross-core-read", "gm-write-after-read", "redundant-load", "tile-rebound")
 PRIMITIVES = ("", "alloc_buffer", "DataCopy", "DataCopyPad", "Gather", "Duplicate", "Adds", "Muls", "Add", "Sub",
               "Mul", "Div", "Max", "Sqrt", "Cast", "TTRANS", "SetValue")
 RULE = {name: code for code, name in enumerate(RULES) if name}
@@ -93,6 +93,15 @@ def _describe(rule: str, operand: str, d: list[int], ub_size: int, names) -> tup
         return ({"tensor": names[d[0]], "byte": d[1], "other_lane": d[2]},
                 f"{operand} in GM {names[d[0]]}: byte {d[1]} was read by {reader} in this launch with no SyncAll "
                 "between: cores run in no order, so the read may have seen the old or the new value")
+    if rule == "redundant-load":
+        return ({"ub_offset": d[0], "start": d[1], "end": d[2]},
+                f"{operand} overwrites UB bytes [{d[1]}, {d[2]}): byte {d[0]} was loaded from GM and no primitive "
+                "read it (AUTO mode 4.1: a load into a tile that is only a destination; the AUTO compiler may give "
+                "it the address of another tile and the two loads stomp)")
+    if rule == "tile-rebound":
+        return ({"end": d[0]},
+                f"{operand}: a tile bound after the lane's first data movement (AUTO mode 3.3: every tile is bound "
+                "once, at Init)")
     if rule == "count-out-of-range":
         value, which = d[0], COUNTS[d[1]] if 0 <= d[1] < len(COUNTS) else "byte count"
         if which in ("srcStride", "dstStride"):

@@ -38,12 +38,14 @@ from ..host.check import (
 )
 from ._jit import OVERLOAD_OPTIONS, jit
 from .lane import (
-    LANE_TYPES, STATE_GARBAGE, CheckedLane, _load_i64, _load_word, _store_i64, _store_word, _voidptr,
+    LANE_TYPES, STATE_AUTO, STATE_GARBAGE, STATE_MOVED, STATE_PRIMITIVE, CheckedLane, _load_i64, _load_word,
+    _store_i64, _store_word, _voidptr,
 )
 
 __all__ = ["checked_rule", "rule_table", "violation", "failed", "count_ok", "is_ub", "region_bytes", "owner_marks",
            "REGION_COLS", "REGION_DIRTY", "REGION_TOUCHED", "TOUCHED_OWNER", "TOUCHED_READER",
            "COUNT", "BLOCK_COUNT", "BLOCK_LEN", "ROWS", "COLS", "ELEMENTS", "SRC_STRIDE", "DST_STRIDE",
+           "enter", "moved_data", "mark_loaded", "auto_read", "auto_overwrite",
            "first_unwritten", "mark_epoch", "mark_written", "mark_blocks_written", "ub_range_ok", "ub_aligned",
            "ub_read_ok", "ub_blocks_read_ok", "is_local_operand",
            "set_garbage", "first_garbage", "move_garbage", "propagate_garbage", "carries_garbage", "carry_garbage",
@@ -60,9 +62,10 @@ __all__ = ["checked_rule", "rule_table", "violation", "failed", "count_ok", "is_
 REGION_COLS = 13
 TOUCHED_OWNER, TOUCHED_READER = 1, 2  # REGION_TOUCHED bits: the maps a launch wrote (cleared after it)
 RULE_GM_BOUNDS, RULE_UB_OUTSIDE_UB, RULE_UB_OUTSIDE_BUFFER, RULE_UB_ADDRESS_ALIGN, RULE_UB_UNINITIALIZED, \
-    RULE_GM_WRITE_RACE, RULE_COUNT, RULE_GM_CROSS_CORE_READ, RULE_GM_WRITE_AFTER_READ = (RULE[n] for n in (
-        "gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer", "ub-address-unaligned", "ub-uninitialized-read",
-        "gm-write-race", "count-out-of-range", "gm-cross-core-read", "gm-write-after-read"))
+    RULE_GM_WRITE_RACE, RULE_COUNT, RULE_GM_CROSS_CORE_READ, RULE_GM_WRITE_AFTER_READ, RULE_REDUNDANT_LOAD = (
+        RULE[n] for n in ("gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer", "ub-address-unaligned",
+                          "ub-uninitialized-read", "gm-write-race", "count-out-of-range", "gm-cross-core-read",
+                          "gm-write-after-read", "redundant-load"))
 COUNT, BLOCK_COUNT, BLOCK_LEN, ROWS, COLS, ELEMENTS, SRC_STRIDE, DST_STRIDE = range(8)  # host.check.COUNTS
 
 
@@ -211,6 +214,7 @@ def first_unwritten(ctx, start, n):
 @jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def mark_epoch(ctx, start, n):
     """UB bytes ``[start, start + n)`` written since Init (their garbage marks left as they are)."""
+    auto_overwrite(ctx, start, n)
     shadow = carray(_voidptr(ctx.shadow_addr + start), n, np.uint8)
     epoch = np.uint8(ctx.epoch)
     for i in range(n):
@@ -304,6 +308,67 @@ def propagate_garbage(ctx, dst, dst_size, count, a, a_size, b, b_size):
     mark_epoch(ctx, dst, count * dst_size)
 
 
+# ---- AUTO-mode kernels: loads no primitive read (the UB shadow's third part) ----------------------
+
+@jit(always_inline=True)
+def _auto(ctx):
+    return _load_i64(ctx.state_addr, STATE_AUTO) != 0
+
+
+@jit(always_inline=True)
+def enter(ctx, prim):
+    """A rule starts: the lane moves data with ``prim`` (for tile-rebound) and it is the primitive a
+    redundant-load found while marking its writes is reported against."""
+    if _auto(ctx):
+        _store_i64(ctx.state_addr, STATE_PRIMITIVE, prim)
+
+
+@jit(always_inline=True)
+def moved_data(ctx):
+    _store_i64(ctx.state_addr, STATE_MOVED, 1)
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def mark_loaded(ctx, start, n):
+    """UB bytes a GM -> UB copy brought in, not yet read by any primitive (AUTO kernels)."""
+    if _auto(ctx):
+        marks = carray(_voidptr(ctx.shadow_addr + 2 * ctx.ub_size + start), n, np.uint8)
+        epoch = np.uint8(ctx.epoch)
+        for i in range(n):
+            marks[i] = epoch
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def auto_read(ctx, start, n):
+    """A primitive reads UB bytes: the loads of the 32-byte blocks holding them were used."""
+    if not _auto(ctx) or n <= 0:
+        return
+    bb = ctx.block_bytes
+    lo = start // bb * bb
+    hi = min((start + n + bb - 1) // bb * bb, ctx.ub_size)
+    marks = carray(_voidptr(ctx.shadow_addr + 2 * ctx.ub_size + lo), hi - lo, np.uint8)
+    for i in range(marks.size):
+        marks[i] = 0
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def auto_overwrite(ctx, start, n):
+    """A primitive writes UB bytes: a byte loaded from GM and never read is a redundant load."""
+    if not _auto(ctx) or n <= 0:
+        return
+    marks = carray(_voidptr(ctx.shadow_addr + 2 * ctx.ub_size + start), n, np.uint8)
+    epoch = np.uint8(ctx.epoch)
+    hit = False
+    for i in range(n):
+        hit |= marks[i] == epoch
+    if hit:
+        for i in range(n):
+            if marks[i] == epoch:
+                violation(ctx, RULE_REDUNDANT_LOAD, _load_i64(ctx.state_addr, STATE_PRIMITIVE), OPERAND_DST,
+                          start + i, start, start + n, 0, 0)
+                return
+
+
 @jit
 def ub_range_ok(ctx, prim, operand, addr, nbytes, start, ext):
     """Bytes ``[start, start + ext)`` of the UB tensor at ``addr`` lie in the UB and in the tensor."""
@@ -335,6 +400,7 @@ def ub_read_ok(ctx, prim, operand, addr, start, n):
     if first >= 0:
         violation(ctx, RULE_UB_UNINITIALIZED, prim, operand, first, a0, a0 + n, 0, 0)
         return False
+    auto_read(ctx, a0, n)
     return True
 
 
@@ -384,12 +450,18 @@ def ub_blocks_read_ok(ctx, prim, operand, a0, pitch, block_len, block_count):
                 violation(ctx, RULE_UB_UNINITIALIZED, prim, operand, first, a0 + k * pitch,
                           a0 + k * pitch + block_len, 0, 0)
                 return False
+    if _auto(ctx):
+        for k in range(block_count):
+            auto_read(ctx, a0 + k * pitch, block_len)
     return True
 
 
 @jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def mark_blocks_written(ctx, a0, pitch, block_len, block_count):
     """:func:`mark_written` for blocks (as :func:`ub_blocks_read_ok`)."""
+    if _auto(ctx):
+        for k in range(block_count):
+            auto_overwrite(ctx, a0 + k * pitch, block_len)
     if block_len <= SMALL_BLOCK:
         mask = _low_bytes(block_len)
         epoch = _repeat(ctx.epoch, mask)

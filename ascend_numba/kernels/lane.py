@@ -18,8 +18,9 @@ from numba.extending import intrinsic
 
 __all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR",
            "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM", "STATE_PRELOAD_PENDING",
-           "STATE_PRELOAD", "STATE_GARBAGE", "STATE_BARRIER", "PRELOAD_REGIONS", "ERR_UB_CAPACITY",
-           "ERR_TMP_TOO_SMALL", "ERR_LANE_RAISED", "ERR_SYNC_NOT_RESIDENT", "ERR_SYNC_ABANDONED", "LANE_TYPES"]
+           "STATE_PRELOAD", "STATE_GARBAGE", "STATE_BARRIER", "STATE_AUTO", "STATE_MOVED", "STATE_PRIMITIVE",
+           "PRELOAD_REGIONS", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL", "ERR_LANE_RAISED", "ERR_SYNC_NOT_RESIDENT",
+           "ERR_SYNC_ABANDONED", "LANE_TYPES"]
 
 Lane = collections.namedtuple("Lane", ["block_idx", "block_num", "ub_addr", "ub_size", "block_bytes", "state_addr"])
 Lane.__doc__ = """One simulated core: its index, the core count, the address and size of its UB bytes,
@@ -44,7 +45,10 @@ STATE_GARBAGE = 7  # checked mode: the lane has marked UB bytes garbage (see ker
 STATE_PRELOAD = 8  # then (address, bytes left, bytes per vector op) of each of PRELOAD_REGIONS regions
 PRELOAD_REGIONS = 8
 STATE_BARRIER = STATE_PRELOAD + 3 * PRELOAD_REGIONS  # the launch's SyncAll barrier (its address), 0 if none
-LANE_STATE_SLOTS = STATE_BARRIER + 1
+# Checked mode, AUTO-mode kernels (set by the host): the AUTO rules apply; then whether the lane has
+# moved data yet, and the primitive being checked (for a rule found while marking its writes).
+STATE_AUTO, STATE_MOVED, STATE_PRIMITIVE = STATE_BARRIER + 1, STATE_BARRIER + 2, STATE_BARRIER + 3
+LANE_STATE_SLOTS = STATE_PRIMITIVE + 1
 ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL, ERR_LANE_RAISED, ERR_SYNC_NOT_RESIDENT, ERR_SYNC_ABANDONED = 1, 2, 3, 4, 5
 
 # The Numba type of each context, field by field: a kernel body is compiled for exactly this

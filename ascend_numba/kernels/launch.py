@@ -30,6 +30,7 @@ import os
 import sys
 import threading
 import types as pytypes
+import warnings
 from typing import Callable
 
 import ml_dtypes
@@ -53,7 +54,8 @@ from .check import (
 )
 from .lane import (
     ERR_LANE_RAISED, ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS,
-    LANE_TYPES, STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_STREAM, CheckedLane, Lane, TracedLane, _address,
+    LANE_TYPES, STATE_AUTO, STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_STREAM, CheckedLane, Lane,
+    TracedLane, _address,
 )
 from .primitives.sync import barrier_finish, barrier_lanes, barrier_wait_turn
 
@@ -398,10 +400,11 @@ class KernelBody:
     """One specialization of a kernel body (compile-time constants, tiling layout, lane mode)
     and the address of its compiled code for each set of argument types."""
 
-    def __init__(self, dispatcher, mode: str, resident: bool = False):
+    def __init__(self, dispatcher, mode: str, resident: bool = False, auto: bool = False):
         self.dispatcher = dispatcher
         self.mode = mode
         self.resident = resident  # every lane on a thread of its own (the kernel calls sync_all)
+        self.auto = auto  # an AUTO-mode kernel: checked launches apply the AUTO rules too
         self._addresses: dict[tuple, int] = {}
 
     def address(self, gm_args: tuple, tiling: np.ndarray | None) -> int:
@@ -424,9 +427,15 @@ class Kernel:
     """A lane function plus its optional TilingKey schema; compiles one body per key, tiling
     layout and lane mode (plain, traced, checked)."""
 
-    def __init__(self, func: Callable, tiling_key: type | None = None, nrt: bool = True, resident: bool = False):
+    def __init__(self, func: Callable, tiling_key: type | None = None, nrt: bool = True, resident: bool = False,
+                 mode: str = "manual", strict: bool = True):
         if not callable(func):
             raise TypeError("kernel() expects a function")
+        if mode not in ("manual", "auto"):
+            raise ValueError(f"kernel mode must be 'manual' or 'auto', got {mode!r}")
+        self.mode = mode
+        if mode == "auto":
+            _check_auto_rules(func, strict)
         self.py_func = func
         self.nrt = nrt
         self.key_schema = tiling_key_schema(tiling_key) if tiling_key is not None else None
@@ -477,7 +486,7 @@ class Kernel:
                                 *([mode] if mode != "plain" else [])])
             announce = f"{name} kernel" + (f" [{detail}]" if detail else "")
             dispatcher_ = _specialized_body(self.py_func, constants, tag, announce, self.nrt)
-            found = self._bodies[cache_key] = KernelBody(dispatcher_, mode, self.resident)
+            found = self._bodies[cache_key] = KernelBody(dispatcher_, mode, self.resident, self.mode == "auto")
         return found
 
     def launch(self, *args, block_dim: int, key: dict | None = None, datatype: dict | None = None,
@@ -610,18 +619,19 @@ def run_launch(body: KernelBody, block_dim: int, platform: Platform, gm_args: tu
             raise ValueError(f"checked launches take at most 65534 lanes (each GM byte's owner is a uint16 "
                              f"lane + 1, the top value a marker), got block_dim {block_dim}")
         check = np.zeros((block_dim, CHECK_SLOTS), np.int64)
+        state[:, STATE_AUTO] = body.auto
         regions, kept, names, maps = _gm_regions(gm_args, arg_names, platform.block_bytes, block_dim, scratch)
         try:
-            # The UB shadow: the written-since-Init epochs, then the garbage marks (see kernels.check),
-            # and slack for word-sized accesses.
+            # The UB shadow: the written-since-Init epochs, the garbage marks, the loads not yet read
+            # (AUTO kernels; see kernels.check), and slack for word-sized accesses.
             if body.resident:
-                shadow = np.zeros((block_dim, 2 * platform.ub_size + 64), np.uint8)
+                shadow = np.zeros((block_dim, 3 * platform.ub_size + 64), np.uint8)
                 _run_resident(_run_resident_lane_checked, block_dim, ub_rows,
                               (platform.block_bytes, state, trace, check, (regions, rule_table()), gm_args, tiling,
                                address, barrier), shadow)
             else:
                 _launch_lanes_checked(block_dim, ub_pool, platform.block_bytes, state, trace, check,
-                                      np.empty(2 * platform.ub_size + 64, np.uint8), (regions, rule_table()),
+                                      np.empty(3 * platform.ub_size + 64, np.uint8), (regions, rule_table()),
                                       gm_args, tiling, address)
             failed = np.flatnonzero(check[:, CHECK_RULE])
             broken = failed.size or state[:, STATE_ERROR].any()
@@ -774,8 +784,22 @@ def _restore(kept: list):
             array.view(np.uint8)[written] = backup[written]
 
 
+def _check_auto_rules(func: Callable, strict: bool):
+    """A ``mode="auto"`` kernel is linted when it is decorated (see :mod:`ascend_numba.lint`)."""
+    from ..lint import KernelRuleError, lint_function
+
+    try:
+        findings = lint_function(func, "auto")
+    except (OSError, TypeError):
+        return  # no source to read (a function built at run time): nothing to lint
+    if findings and strict:
+        raise KernelRuleError(findings)
+    for finding in findings:
+        warnings.warn(str(finding), stacklevel=4)
+
+
 def kernel(func: Callable | None = None, *, tiling_key: type | None = None, nrt: bool = True,
-           resident: bool = False):
+           resident: bool = False, mode: str = "manual", strict: bool = True):
     """Decorate a lane function as a :class:`Kernel` (``@kernel`` or ``@kernel(tiling_key=Key)``).
 
     ``nrt=False`` compiles the body without Numba's reference counting: faster where arrays
@@ -783,7 +807,12 @@ def kernel(func: Callable | None = None, *, tiling_key: type | None = None, nrt:
     need it; UB comes from ``alloc_buffer``).  A kernel whose own code calls ``sync_all`` runs
     its lanes all resident, each on a host thread of its own, as SyncAll needs (``block_dim``
     at most the platform's vector cores); ``resident=True`` asks for that when only a helper
-    it calls does."""
+    it calls does.
+
+    ``mode``: ``"manual"`` (the kernel places its tiles and may double-buffer, as every shipped
+    kernel does) or ``"auto"`` (PTO AUTO mode, seed 003): the kernel's source is linted when it
+    is decorated and a broken rule raises :class:`~ascend_numba.lint.KernelRuleError` listing
+    every finding (``strict=False``: a warning each)."""
     if func is None:
-        return lambda f: Kernel(f, tiling_key, nrt, resident)
-    return Kernel(func, tiling_key, nrt, resident)
+        return lambda f: Kernel(f, tiling_key, nrt, resident, mode, strict)
+    return Kernel(func, tiling_key, nrt, resident, mode, strict)

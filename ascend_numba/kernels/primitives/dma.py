@@ -21,10 +21,10 @@ from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE, RUL
 from ...host.trace import DIR_LOCAL, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER
 from .._jit import OVERLOAD_OPTIONS, jit
 from ..check import (
-    BLOCK_COUNT, BLOCK_LEN, COUNT, DST_STRIDE, SRC_STRIDE, carries_garbage, carry_garbage, checked_rule, claim,
-    count_ok, first_garbage, first_unwritten, gm_range, is_local_operand, is_ub, mark_blocks_written, mark_epoch,
-    mark_written, move_garbage, note_read, region_bytes, set_garbage, ub_aligned, ub_blocks_read_ok, ub_range_ok,
-    ub_read_ok, violation,
+    BLOCK_COUNT, BLOCK_LEN, COUNT, DST_STRIDE, SRC_STRIDE, auto_read, carries_garbage, carry_garbage, checked_rule,
+    claim, count_ok, enter, first_garbage, first_unwritten, gm_range, is_local_operand, is_ub, mark_blocks_written,
+    mark_epoch, mark_loaded, mark_written, move_garbage, moved_data, note_read, region_bytes, set_garbage, ub_aligned,
+    ub_blocks_read_ok, ub_range_ok, ub_read_ok, violation,
 )
 from ..lane import STATE_STREAM, _address, _load_i64, _voidptr
 from .context import copy_direction, in_ub, trace_copy
@@ -131,6 +131,8 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
     buffer), UB alignment, DataCopy block multiple, UB bytes read written since Init, and per GM
     byte since the last SyncAll: one writer, no lane reading what another wrote or writing what
     another read."""
+    enter(ctx, prim)
+    moved_data(ctx)
     if prim == PRIM_DATA_COPY:
         if not count_ok(ctx, prim, OPERAND_SRC, block_len, COUNT, 0):
             return False
@@ -175,6 +177,8 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
                 move_garbage(ctx, d0 + k * dst_pitch, s0 + k * src_pitch, block_len)
             return True
         mark_blocks_written(ctx, d0, dst_pitch, block_len, block_count)
+        for k in range(block_count):
+            mark_loaded(ctx, d0 + k * dst_pitch, block_len)
         # Bytes past the source tensor's end are GM padding: garbage.
         for k in range(max(0, (region_bytes(ctx, src_r) - src_off) // src_pitch), block_count):
             real = max(0, region_bytes(ctx, src_r) - (src_off + k * src_pitch))
@@ -200,6 +204,8 @@ def _min_pitch(ctx, local, block_len):
 @jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, table_nbytes, itemsize, base, count):
     """Gather: every offset inside the source tile, every byte read written since Init."""
+    enter(ctx, PRIM_GATHER)
+    moved_data(ctx)
     if not count_ok(ctx, PRIM_GATHER, OPERAND_DST, count, COUNT, 0):
         return False
     if count == 0:
@@ -228,6 +234,7 @@ def check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, ta
             if not (ub_range_ok(ctx, p, OPERAND_SRC, src_addr, src_nbytes, start, itemsize)
                     and ub_read_ok(ctx, p, OPERAND_SRC, src_addr, start, itemsize)):
                 return False
+    auto_read(ctx, t0 + first, span)
     d0 = dst_addr - ctx.ub_addr
     if inside and first_garbage(ctx, t0 + first, span) < 0:
         mark_written(ctx, d0, count * itemsize)

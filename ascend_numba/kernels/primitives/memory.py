@@ -12,13 +12,24 @@ from numba.np.numpy_support import as_dtype
 from ...host.check import OPERAND_DST, PRIMITIVE, RULE
 from .._jit import OVERLOAD_OPTIONS, jit
 from ..check import checked_rule, violation
-from ..lane import ERR_UB_CAPACITY, STATE_UB_TOP, _load_i64, _store_i64, _voidptr
+from ..lane import ERR_UB_CAPACITY, STATE_AUTO, STATE_MOVED, STATE_UB_TOP, _load_i64, _store_i64, _voidptr
 from .context import lane_error
 
 __all__ = ["alloc_buffer", "reinterpret"]
 
 PRIM_ALLOC_BUFFER = PRIMITIVE["alloc_buffer"]
 RULE_UB_CAPACITY = RULE["ub-over-capacity"]
+RULE_TILE_REBOUND = RULE["tile-rebound"]
+
+
+@checked_rule
+@jit
+def check_alloc(ctx, end):
+    """alloc_buffer in an AUTO-mode kernel: not after the lane's first data movement (3.3)."""
+    if _load_i64(ctx.state_addr, STATE_AUTO) != 0 and _load_i64(ctx.state_addr, STATE_MOVED) != 0:
+        violation(ctx, RULE_TILE_REBOUND, PRIM_ALLOC_BUFFER, OPERAND_DST, end, 0, 0, 0, 0)
+        return False
+    return True
 
 
 @checked_rule
@@ -52,6 +63,7 @@ def alloc_buffer(ctx, count, dtype):
     nbytes = count * _itemsize(dtype)
     top = _load_i64(ctx.state_addr, STATE_UB_TOP)
     end = top + (nbytes + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes
+    check_alloc(ctx, end)  # the binding goes ahead: the violation fails the launch at its end
     if count < 0 or end > ctx.ub_size:
         check_alloc_failed(ctx, end)
         lane_error(ctx, ERR_UB_CAPACITY, end)

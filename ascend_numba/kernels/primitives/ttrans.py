@@ -16,7 +16,7 @@ from numba.extending import intrinsic
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_TMP, PRIMITIVE
 from .._jit import jit
 from ..check import (
-    COLS, ROWS, checked_rule, count_ok, first_garbage, is_local_operand, mark_epoch, mark_written, set_garbage,
+    COLS, ROWS, checked_rule, count_ok, enter, first_garbage, is_local_operand, mark_epoch, mark_written, set_garbage,
     ub_aligned, ub_range_ok, ub_read_ok,
 )
 from ..lane import ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, _address
@@ -33,6 +33,7 @@ PRIM_TTRANS = PRIMITIVE["TTRANS"]
 def check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, src_stride, tmp_addr, itemsize,
                   rows, cols):
     """TTRANS: three aligned UB tiles, the source rows read and the destination rows written in bounds."""
+    enter(ctx, PRIM_TTRANS)
     if not (count_ok(ctx, PRIM_TTRANS, OPERAND_SRC, rows, ROWS, 0)
             and count_ok(ctx, PRIM_TTRANS, OPERAND_SRC, cols, COLS, 0)):
         return False

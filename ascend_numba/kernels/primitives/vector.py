@@ -19,7 +19,7 @@ from ...config import FUSION_L1_BYTES
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
 from .._jit import OVERLOAD_OPTIONS, jit
 from ..check import (
-    ELEMENTS, checked_rule, count_ok, is_local_operand, mark_written, propagate_garbage, ub_aligned, ub_range_ok,
+    ELEMENTS, checked_rule, count_ok, enter, is_local_operand, mark_written, propagate_garbage, ub_aligned, ub_range_ok,
     ub_read_ok,
 )
 from ..half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
@@ -50,6 +50,7 @@ def check_vector(ctx, prim, count, dst_addr, dst_nbytes, dst_size, a_addr, a_nby
                  b_size):
     """A vector op on ``count`` elements of ``dst_size`` bytes, reading elements of ``a_size`` /
     ``b_size`` bytes (NO_OPERAND: absent); a result is garbage where a source element is."""
+    enter(ctx, prim)
     if not count_ok(ctx, prim, OPERAND_DST, count, ELEMENTS, 0):
         return False
     if count == 0:
@@ -72,6 +73,7 @@ def check_vector(ctx, prim, count, dst_addr, dst_nbytes, dst_size, a_addr, a_nby
 @jit
 def check_set_value(ctx, addr, nbytes, index, itemsize):
     """SetValue on a UB tensor."""
+    enter(ctx, PRIM_SET_VALUE)
     if not (is_local_operand(ctx, PRIM_SET_VALUE, OPERAND_DST, addr)
             and ub_range_ok(ctx, PRIM_SET_VALUE, OPERAND_DST, addr, nbytes, index * itemsize, itemsize)):
         return False
