@@ -149,8 +149,7 @@ class _KernelLint:
                 for target, value in zip(stmt.targets[0].elts, stmt.value.elts):
                     if isinstance(target, ast.Name):
                         self._binding(stmt, target.id, value, depth, moved[0])
-            if any(_callee(n) in _DATA_MOVES for n in ast.walk(stmt)) and not isinstance(stmt, (ast.If, ast.For,
-                                                                                               ast.While)):
+            if _calls_moves(stmt) and not isinstance(stmt, (ast.If, ast.For, ast.While)):
                 moved[0] = True
             if isinstance(stmt, (ast.For, ast.While)):
                 self._bindings(stmt.body, depth + 1, moved)

@@ -660,16 +660,24 @@ def _other_lane(mark, me, top):
     return (mark != 0) & (mark != me) & (mark != top)
 
 
+@jit(always_inline=True, _nrt=True)  # builds carray views
+def _others_own(owner, pitch, block_len, me, top):
+    """Whether another lane of this phase owns a byte of the blocks (a view of each block indexed
+    from 0: an offset index keeps the loop from vectorizing)."""
+    hazard = False
+    for b0 in range(0, owner.size, pitch):
+        o = owner[b0:b0 + block_len]
+        for i in range(o.size):
+            hazard |= _other_lane(o[i], me, top)
+    return hazard
+
+
 @jit(_nrt=True)  # builds carray views (one copy per map width, not inlined: compile time)
 def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, read):
     # Loops over a view of each block indexed from 0 (an offset index keeps them from vectorizing);
     # the reader map only where some lane read the tensor since the last SyncAll.
     ext = owner.size
-    hazard = False
-    for b0 in range(0, ext, pitch):
-        o = owner[b0:b0 + block_len]
-        for i in range(o.size):
-            hazard |= _other_lane(o[i], me, top)
+    hazard = _others_own(owner, pitch, block_len, me, top)
     if read:
         for b0 in range(0, ext, pitch):
             q = reader[b0:b0 + block_len]
@@ -738,12 +746,7 @@ def note_read(ctx, prim, r, lo, pitch, block_len, block_count):
 def _note_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, written):
     ext = owner.size
     if written:  # some lane wrote this tensor since the last SyncAll: were these bytes among them?
-        hazard = False
-        for b0 in range(0, ext, pitch):
-            o = owner[b0:b0 + block_len]
-            for i in range(o.size):
-                hazard |= _other_lane(o[i], me, top)
-        if hazard:
+        if _others_own(owner, pitch, block_len, me, top):
             for b0 in range(0, ext, pitch):
                 o = owner[b0:b0 + block_len]
                 for i in range(o.size):

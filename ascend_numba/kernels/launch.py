@@ -371,20 +371,18 @@ class _CheckMapPool(threading.local):
 
     def take(self, nbytes: int) -> np.ndarray:
         """Zeroed bytes (give them back zeroed: see :func:`_clear_maps`)."""
-        buf = getattr(self, "buf", None)
-        if buf is None or buf.size < nbytes:
-            buf = np.zeros(nbytes, np.uint8)
-            if nbytes <= CHECK_MAP_POOL_BYTES:
-                self.buf = buf
-        return buf[:nbytes]
+        return self._pooled("buf", nbytes, np.zeros)
 
     def backups(self, nbytes: int) -> np.ndarray:
         """Bytes for the backups of the caller's arrays, not zeroed (read only where written)."""
-        buf = getattr(self, "backup", None)
+        return self._pooled("backup", nbytes, np.empty)
+
+    def _pooled(self, name: str, nbytes: int, make) -> np.ndarray:
+        buf = getattr(self, name, None)
         if buf is None or buf.size < nbytes:
-            buf = np.empty(nbytes, np.uint8)
+            buf = make(nbytes, np.uint8)
             if nbytes <= CHECK_MAP_POOL_BYTES:
-                self.backup = buf
+                setattr(self, name, buf)
         return buf[:nbytes]
 
 
