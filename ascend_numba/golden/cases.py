@@ -230,30 +230,35 @@ def load_cases(path: str | Path) -> list[Case]:
     return parse_cases(doc)
 
 
-_CHUNK = 1 << 20  # elements per independent random stream; fixed, so bytes never depend on threads
+INPUT_BLOCK = 1 << 20  # elements per independent random stream: fixed, so bytes never depend on chunks
 
 
 def generate_inputs(case: Case) -> dict[str, np.ndarray]:
-    """The case's inputs, the same bytes on any machine, worker or order.
+    """The case's inputs, the same bytes on any machine, worker, order or chunking."""
+    return {name: generate_range(case, name, 0, math.prod(spec.shape)).reshape(spec.shape)
+            for name, spec in case.inputs.items()}
 
-    Each input is drawn in chunks of 2**20 elements, chunk k from the stream seeded
-    by (seed, crc32(input name), k); chunks fill in parallel on the I/O thread pool.
+
+def generate_range(case: Case, name: str, start: int, count: int) -> np.ndarray:
+    """Elements ``[start, start + count)`` of input ``name``, flat.
+
+    Input element ``i`` belongs to block ``i // 2**20``, drawn from the stream seeded by (seed,
+    crc32(name), block): a counter-based layout, so any range is drawn without the rest.  Blocks
+    fill in parallel on the I/O thread pool.
     """
-    dtype = DTYPES[case.dtype]
-    out = {}
-    for name, spec in case.inputs.items():
-        n = int(np.prod(spec.shape, dtype=np.int64))
-        flat = np.empty(n, dtype)
-        key = (case.seed, zlib.crc32(name.encode()))
-        list(io_pool().map(lambda start: _fill(flat, start, key, spec), range(0, n, _CHUNK)))
-        out[name] = flat.reshape(spec.shape)
-    return out
+    spec = case.inputs[name]
+    flat = np.empty(count, DTYPES[case.dtype])
+    key = (case.seed, zlib.crc32(name.encode()))
+    first, stop = start // INPUT_BLOCK, -(-(start + count) // INPUT_BLOCK)
 
+    def fill(block: int) -> None:
+        lo, hi = max(start, block * INPUT_BLOCK), min(start + count, (block + 1) * INPUT_BLOCK)
+        size = min(INPUT_BLOCK, math.prod(spec.shape) - block * INPUT_BLOCK)
+        values = _draw(np.random.default_rng([*key, block]), spec, size, flat.dtype)
+        flat[lo - start:hi - start] = values[lo - block * INPUT_BLOCK:hi - block * INPUT_BLOCK]
 
-def _fill(flat: np.ndarray, start: int, key: tuple, spec: InputSpec) -> None:
-    count = min(_CHUNK, flat.size - start)
-    rng = np.random.default_rng([*key, start // _CHUNK])
-    flat[start:start + count] = _draw(rng, spec, count, flat.dtype)
+    list(io_pool().map(fill, range(first, stop)))
+    return flat
 
 
 def _draw(rng: np.random.Generator, spec: InputSpec, count: int, dtype: np.dtype) -> np.ndarray:

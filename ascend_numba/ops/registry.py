@@ -14,8 +14,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["OpEntry", "Case", "REQUIRED", "random_bits", "int_list", "number", "flag", "choice", "positive_int_or_none",
-           "same_shape_as"]
+__all__ = ["OpEntry", "Case", "Chunking", "Span", "REQUIRED", "random_bits", "int_list", "number", "flag", "choice",
+           "positive_int_or_none", "same_shape_as"]
 
 REQUIRED = object()  # an attribute without a default
 
@@ -44,6 +44,33 @@ def random_bits(shapes: dict, dtype: np.dtype, rng: np.random.Generator) -> dict
     return out
 
 
+@dataclass(frozen=True)
+class Chunking:
+    """How a golden case larger than memory is computed in pieces whose bytes equal the whole
+    case's (each op's ``chunks.py``).
+
+    ``plan(entry, shapes, attrs, itemsize, budget, align)`` lists the chunks (small picklable values),
+    each one's inputs and outputs within about ``budget`` bytes where the op allows it.
+    ``compute(entry, inputs, attrs, chunk)`` returns ``{output: (element offset, flat array)}``,
+    each array a contiguous range of that output.  ``elementwise``: every chunk is a
+    :class:`Span` of the flat tensors, its inputs handed over as that range of each input (spans
+    are multiples of ``align`` elements where they can be); otherwise ``inputs`` are the whole
+    inputs, read-only memory maps.
+    """
+
+    plan: Callable
+    compute: Callable
+    elementwise: bool = False
+
+
+@dataclass(frozen=True)
+class Span:
+    """Elements ``[start, start + count)`` of every flat tensor of an elementwise op."""
+
+    start: int
+    count: int
+
+
 def _call_one_input(function: Callable, inputs: dict, attrs: dict, options: dict) -> dict:
     (x,) = inputs.values()
     return {"y": function(x, **attrs, **options)}
@@ -61,7 +88,8 @@ class OpEntry:
     ``tests/test_registry.py`` for every dtype in their modes; ``bench_cases`` are the benchmark
     groups by name; ``warmup_cases`` are tiny calls (each with its dtype) that between them
     compile every kernel specialization the op can need (``ascend-numba warmup``);
-    ``test_inputs(shapes, dtype, rng)`` draws the tests' inputs (default: random bits).
+    ``test_inputs(shapes, dtype, rng)`` draws the tests' inputs (default: random bits);
+    ``chunking`` computes golden cases larger than memory in pieces.
     """
 
     name: str
@@ -79,6 +107,7 @@ class OpEntry:
     warmup_cases: tuple = ()
     test_inputs: Callable[[dict, np.dtype, np.random.Generator], dict] = random_bits
     golden: bool = True  # offered by the golden CLI
+    chunking: Chunking | None = None  # golden cases larger than memory, in pieces
 
     def input_names(self, attrs: dict) -> tuple:
         return self.inputs(attrs) if callable(self.inputs) else self.inputs

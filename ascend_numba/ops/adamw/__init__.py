@@ -5,6 +5,7 @@ import numpy as np
 from ...dtypes import HALF_AND_FLOAT
 from ..registry import REQUIRED, Case, OpEntry, choice, flag, number
 from .api import SCALAR_NAMES, apply_adamw
+from .chunks import CHUNKING
 from .plan import VARIANTS
 from .reference import apply_adamw_reference
 
@@ -67,7 +68,7 @@ ENTRIES = (
             inputs=_inputs, outputs=("var", "m", "v"),
             attrs={**{k: (number, REQUIRED) for k in SCALAR_NAMES}, "amsgrad": (flag, False),
                    "maximize": (flag, False), "variant": (choice(*VARIANTS), "seed")},
-            check_shapes=_same_shapes, call=_call, test_inputs=_test_inputs,
+            check_shapes=_same_shapes, call=_call, test_inputs=_test_inputs, chunking=CHUNKING,
             test_cases=TEST_CASES + (TRACED_CASE,),
             bench_cases={"1M": (_case("1M", 1 << 20, False, False, "seed"),),
                          "16M": (_case("16M", 1 << 24, False, False, "seed"),)},
