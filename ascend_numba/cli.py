@@ -13,6 +13,7 @@ from .benchtrack import DEFAULT_THRESHOLD, load_runs, plot, seed_table
 from .benchtrack import compare as compare_runs
 from .golden import CaseError, compare, default_cache_dir, load_cases, run_suite
 from .golden.cases import DTYPES
+from .golden.chunked import DEFAULT_MEMORY_LIMIT, parse_memory_limit
 from .golden.run import Interrupted, SchedulerError
 from .warmup import OPS, specializations
 from .warmup import warmup as run_warmup
@@ -36,11 +37,14 @@ def main():
 @click.option("--no-cache", is_flag=True, help="Compute every golden, neither reading nor filling the cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Golden cache location [default: $ASCEND_NUMBA_CACHE or ~/.cache/ascend_numba/golden].")
-def golden(cases, out_dir, workers, scheduler, scheduler_timeout, no_cache, cache_dir):
+@click.option("--memory-limit", default=DEFAULT_MEMORY_LIMIT, show_default=True, metavar="SIZE",
+              help="A case whose inputs and outputs exceed this (e.g. 50%, 8GiB, 512MB) is written in chunks.")
+def golden(cases, out_dir, workers, scheduler, scheduler_timeout, no_cache, cache_dir, memory_limit):
     """Generate inputs and goldens for every case in CASES (YAML or JSON)."""
     try:
+        limit = parse_memory_limit(memory_limit)
         suite = load_cases(cases)
-    except CaseError as e:
+    except (CaseError, ValueError) as e:
         raise click.ClickException(str(e)) from None
     cache = None if no_cache else (cache_dir or default_cache_dir())
     for what, path in (("--out", out_dir), ("--cache-dir", cache)):
@@ -51,7 +55,7 @@ def golden(cases, out_dir, workers, scheduler, scheduler_timeout, no_cache, cach
                 raise click.ClickException(f"{what} {path}: cannot create the directory ({e.strerror})") from None
     try:
         summary = run_suite(suite, out_dir, cache_dir=cache, workers=workers, scheduler=scheduler,
-                            scheduler_timeout=scheduler_timeout)
+                            scheduler_timeout=scheduler_timeout, memory_limit=limit)
     except (KeyboardInterrupt, Interrupted):
         click.echo("golden: stopped; the cases written so far are complete, no partial case was left", err=True)
         sys.exit(130)

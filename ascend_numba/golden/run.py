@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import functools
 import multiprocessing
+import shutil
 import signal
 import sys
 import threading
@@ -12,10 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .cases import REGISTRY, Case, generate_inputs, io_pool, parse_cases
-from .store import GoldenCache, Hashes, cache_key, sweep_work_dirs, write_case
+from .cases import DTYPES, REGISTRY, Case, case_bytes, generate_inputs, io_pool, parse_cases
+from .chunked import DEFAULT_MEMORY_LIMIT, CaseFiles, hash_file, needs_chunks, parse_memory_limit, plan_tasks
+from .store import GoldenCache, Hashes, cache_key, case_json, replace_dir, sweep_work_dirs, work_dir, write_case
 
-__all__ = ["CaseResult", "compute_case", "run_case", "run_suite", "Summary", "Interrupted", "SchedulerError"]
+__all__ = ["CaseResult", "compute_case", "run_case", "run_chunked_case", "run_suite", "Summary", "Interrupted",
+           "SchedulerError"]
 
 
 @dataclass
@@ -53,11 +58,43 @@ def run_case(case_doc: dict, out_dir: str, cache_dir: str | None) -> CaseResult:
     cache = GoldenCache(cache_dir) if cache_dir else None
     hashes = Hashes(io_pool())
     inputs, outputs, hit = compute_case(case, cache, hashes)
-    meta = {"name": case.name, "op": case.op, "dtype": case.dtype, "seed": case.seed, "attrs": case.attrs,
+    nbytes = write_case(Path(out_dir), _case_meta(case), inputs, outputs, case.dtype, hashes)
+    return CaseResult(case.name, case.op, nbytes, time.perf_counter() - start, hit)
+
+
+def _case_meta(case: Case) -> dict:
+    return {"name": case.name, "op": case.op, "dtype": case.dtype, "seed": case.seed, "attrs": case.attrs,
             "variant": case.attrs.get("variant"),
             "distributions": {n: {s.dist: list(s.params)} for n, s in case.inputs.items()}}
-    nbytes = write_case(Path(out_dir), meta, inputs, outputs, case.dtype, hashes)
-    return CaseResult(case.name, case.op, nbytes, time.perf_counter() - start, hit)
+
+
+def run_chunked_case(runner, case: Case, out_dir: Path, memory_limit: int,
+                     on_bytes: Callable[[int], None] = lambda n: None) -> CaseResult:
+    """Compute a case larger than ``memory_limit`` in chunks, on ``runner``'s workers; ``on_bytes``
+    hears of every finished task's bytes.  The case appears whole, with case.json, or not at all."""
+    start = time.perf_counter()
+    files = CaseFiles.of(case)
+    root = work_dir(out_dir, case.name)
+    futures = []
+    try:
+        files.preallocate(root, DTYPES[case.dtype].itemsize)
+        phases = plan_tasks(case, root, memory_limit)
+        for tasks in phases:
+            futures = [runner.submit(*task) for task in tasks]
+            for future in runner.as_completed(futures):
+                on_bytes(future.result())
+        futures = {rel: runner.submit(hash_file, str(root / rel), io=True) for rel in files.all()}
+        sums = {rel: future.result() for rel, future in futures.items()}
+        meta = dict(_case_meta(case), chunked={
+            "chunks": len(phases[-1]), "memory_limit": memory_limit,
+            "cache": "not used: a chunked case is computed in pieces and not cached"})
+        (root / "case.json").write_text(case_json(meta, files.inputs, files.outputs, case.dtype, sums))
+        replace_dir(root, out_dir / case.name)
+    except BaseException:
+        runner.cancel(list(futures.values()) if isinstance(futures, dict) else futures)
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    return CaseResult(case.name, case.op, case_bytes(case), time.perf_counter() - start, False)
 
 
 @dataclass
@@ -76,12 +113,62 @@ class Summary:
                 f"({self.throughput / 1e6:.1f} MB/s), {self.cache_hits} from cache")
 
 
-def _results(cases: list[Case], out_dir: str, cache_dir: str | None, workers: int,
-             scheduler: str | None, scheduler_timeout: float = 30) -> Iterable[CaseResult]:
-    docs = [c.to_dict() for c in cases]
+class _InlineRunner:
+    """Tasks run in this process as they are submitted (I/O-bound ones on the I/O threads)."""
+
+    def submit(self, fn, *args, io: bool = False):
+        if io:
+            return io_pool().submit(fn, *args)
+        future = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args))
+        except BaseException as e:
+            future.set_exception(e)
+            if not isinstance(e, Exception):
+                raise
+        return future
+
+    def as_completed(self, futures):
+        return concurrent.futures.as_completed(futures)
+
+    def cancel(self, futures):
+        for future in futures:
+            future.cancel()
+
+
+class _PoolRunner(_InlineRunner):
+    """Tasks on local worker processes."""
+
+    def __init__(self, pool: concurrent.futures.ProcessPoolExecutor):
+        self.pool = pool
+
+    def submit(self, fn, *args, io: bool = False):
+        return self.pool.submit(fn, *args)
+
+
+class _DaskRunner:
+    """Tasks on a Dask cluster's workers."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def submit(self, fn, *args, io: bool = False):
+        return self.client.submit(fn, *args, pure=False)
+
+    def as_completed(self, futures):
+        from distributed import as_completed
+        return as_completed(futures)
+
+    def cancel(self, futures):
+        if futures:
+            self.client.cancel(futures)
+
+
+def _results(cases: list[Case], out_dir: str, cache_dir: str | None, workers: int, scheduler: str | None,
+             scheduler_timeout: float, memory_limit: int, chunk_progress) -> Iterable[CaseResult]:
     if scheduler:
         try:
-            from distributed import Client, as_completed
+            from distributed import Client
         except ImportError:
             raise RuntimeError("--scheduler needs dask.distributed: pip install 'ascend-numba[dask]'") from None
         try:
@@ -90,26 +177,36 @@ def _results(cases: list[Case], out_dir: str, cache_dir: str | None, workers: in
             raise SchedulerError(f"cannot reach the Dask scheduler at {scheduler!r} within {scheduler_timeout} s: "
                                  f"{e}") from None
         with client:
-            futures = [client.submit(run_case, d, out_dir, cache_dir, pure=False) for d in docs]
-            for future in as_completed(futures):
-                yield future.result()
+            yield from _run_on(_DaskRunner(client), cases, out_dir, cache_dir, memory_limit, chunk_progress)
         return
     if workers <= 1:
-        for d in docs:
-            yield run_case(d, out_dir, cache_dir)
+        yield from _run_on(_InlineRunner(), cases, out_dir, cache_dir, memory_limit, chunk_progress)
         return
     # spawn: forking a process whose OpenMP threads already ran is unsafe.
     pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                                   initializer=_exit_on_sigterm)
     try:
-        futures = [pool.submit(run_case, d, out_dir, cache_dir) for d in docs]
-        for future in concurrent.futures.as_completed(futures):
-            yield future.result()
+        yield from _run_on(_PoolRunner(pool), cases, out_dir, cache_dir, memory_limit, chunk_progress)
     except BaseException:
         _stop(pool)
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_on(runner, cases, out_dir, cache_dir, memory_limit, chunk_progress) -> Iterable[CaseResult]:
+    """Whole cases as one task each; then each chunked case split into tasks across the workers."""
+    chunked = [needs_chunks(c, memory_limit) for c in cases]
+    whole = [runner.submit(run_case, c.to_dict(), out_dir, cache_dir) for c, big in zip(cases, chunked) if not big]
+    try:
+        for case in (c for c, big in zip(cases, chunked) if big):
+            with chunk_progress(case) as on_bytes:
+                yield run_chunked_case(runner, case, Path(out_dir), memory_limit, on_bytes)
+        for future in runner.as_completed(whole):
+            yield future.result()
+    except BaseException:
+        runner.cancel(whole)
+        raise
 
 
 class SchedulerError(RuntimeError):
@@ -145,18 +242,23 @@ def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:
 
 def run_suite(cases: list[Case], out_dir: str | Path, *, cache_dir: str | Path | None, workers: int = 1,
               scheduler: str | None = None, scheduler_timeout: float = 30,
-              log: Callable[[str], None] | None = None,
+              memory_limit: int | str = DEFAULT_MEMORY_LIMIT, log: Callable[[str], None] | None = None,
               progress: bool | None = None) -> Summary:
-    """Run every case; a progress bar on a terminal, one log line per case otherwise."""
+    """Run every case; a case larger than ``memory_limit`` (bytes, or text such as ``"50%"`` or
+    ``"8GiB"``) runs in chunks.  On a terminal a progress bar of cases (and of bytes within a
+    chunked case), otherwise one log line per case."""
     if progress is None:
         progress = sys.stderr.isatty()
+    if isinstance(memory_limit, str):
+        memory_limit = parse_memory_limit(memory_limit)
     log = log or (lambda line: print(line, file=sys.stderr))
     sweep_work_dirs(Path(out_dir))
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _raise_interrupted)
     try:
-        return _run_suite(cases, out_dir, cache_dir, workers, scheduler, scheduler_timeout, log, progress)
+        return _run_suite(cases, out_dir, cache_dir, workers, scheduler, scheduler_timeout, memory_limit, log,
+                          progress)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -164,7 +266,20 @@ def run_suite(cases: list[Case], out_dir: str | Path, *, cache_dir: str | Path |
         sweep_work_dirs(Path(out_dir), [c.name for c in cases])
 
 
-def _run_suite(cases, out_dir, cache_dir, workers, scheduler, scheduler_timeout, log, progress) -> Summary:
+@contextlib.contextmanager
+def _bytes_bar(case: Case, enabled: bool):
+    """A chunked case's progress in bytes on a terminal: gives the update function."""
+    if not enabled:
+        yield lambda n: None
+        return
+    from tqdm import tqdm
+    with tqdm(total=case_bytes(case), unit="B", unit_scale=True, unit_divisor=1024, desc=f"{case.name} (chunked)",
+              leave=False, file=sys.stderr) as bar:
+        yield bar.update
+
+
+def _run_suite(cases, out_dir, cache_dir, workers, scheduler, scheduler_timeout, memory_limit, log,
+               progress) -> Summary:
     start = time.perf_counter()
     total = hits = 0
     bar = None
@@ -173,7 +288,8 @@ def _run_suite(cases, out_dir, cache_dir, workers, scheduler, scheduler_timeout,
         bar = tqdm(total=len(cases), unit="case", file=sys.stderr)
     try:
         for i, result in enumerate(_results(cases, str(out_dir), None if cache_dir is None else str(cache_dir),
-                                            workers, scheduler, scheduler_timeout), start=1):
+                                            workers, scheduler, scheduler_timeout, memory_limit,
+                                            functools.partial(_bytes_bar, enabled=progress)), start=1):
             total += result.bytes
             hits += result.cache_hit
             if bar is not None:
@@ -186,4 +302,3 @@ def _run_suite(cases, out_dir, cache_dir, workers, scheduler, scheduler_timeout,
         if bar is not None:
             bar.close()
     return Summary(len(cases), total, time.perf_counter() - start, hits)
-

@@ -30,15 +30,15 @@ import numpy as np
 from .. import __version__
 from ..dtypes import dtype_by_name
 
-__all__ = ["sha256_of", "output_file", "cache_key", "GoldenCache", "Hashes", "write_case", "default_cache_dir",
-           "sweep_work_dirs"]
+__all__ = ["sha256_of", "little_endian", "output_file", "case_json", "replace_dir", "work_dir", "cache_key",
+           "GoldenCache", "Hashes", "write_case", "default_cache_dir", "sweep_work_dirs"]
 
 
 def sha256_of(arr: np.ndarray) -> str:
-    return hashlib.sha256(_little_endian(arr).reshape(-1).view(np.uint8)).hexdigest()
+    return hashlib.sha256(little_endian(arr).reshape(-1).view(np.uint8)).hexdigest()
 
 
-def _little_endian(arr: np.ndarray) -> np.ndarray:
+def little_endian(arr: np.ndarray) -> np.ndarray:
     arr = np.ascontiguousarray(arr)
     if sys.byteorder != "little" and arr.dtype.byteorder in "=>" and arr.itemsize > 1:
         arr = arr.byteswap()
@@ -76,7 +76,7 @@ def default_cache_dir() -> Path:
 
 
 def _write_bin(path: Path, arr: np.ndarray) -> None:
-    _little_endian(arr).tofile(path)
+    little_endian(arr).tofile(path)
 
 
 # Hidden work directories beside the cases: ".<case>.<pid>.tmp-<random>" while a case is
@@ -111,7 +111,7 @@ def sweep_work_dirs(out_dir: Path, case_names=None) -> list[Path]:
     return removed
 
 
-def _replace_dir(tmp: Path, final: Path) -> None:
+def replace_dir(tmp: Path, final: Path) -> None:
     """Move a finished directory into place, replacing an older one."""
     if final.exists():
         old = final.with_name(f".{final.name}.{os.getpid()}.old")
@@ -154,7 +154,7 @@ class GoldenCache:
             _write_bin(tmp / f"{name}.bin", arr)
             meta[name] = {"shape": list(arr.shape), "dtype": arr.dtype.name, "sha256": sha256_of(arr)}
         (tmp / "outputs.json").write_text(json.dumps(meta))
-        _replace_dir(tmp, final)
+        replace_dir(tmp, final)
 
 
 class Hashes:
@@ -173,31 +173,42 @@ class Hashes:
         return self._jobs[id(arr)][1].result()
 
 
+def work_dir(out_dir: Path, name: str) -> Path:
+    """A new hidden directory in which case ``name`` is assembled (swept when its writer dies)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{name}.{os.getpid()}.tmp-", dir=out_dir))
+
+
+def case_json(case_meta: dict, inputs: dict, outputs: dict, dtype_name: str, sums: dict) -> str:
+    """case.json: the case, then every file (``inputs``/``outputs``: name -> (relative path,
+    shape); ``sums``: relative path -> sha256) and the library that wrote it."""
+    def listing(files):
+        return {n: {"file": rel, "shape": list(shape), "dtype": dtype_name, "sha256": sums[rel]}
+                for n, (rel, shape) in files.items()}
+    meta = dict(case_meta, inputs=listing(inputs), outputs=listing(outputs), library="ascend_numba",
+                version=__version__, numpy=np.__version__)
+    return json.dumps(meta, indent=2, sort_keys=True)
+
+
 def write_case(out_dir: Path, case_meta: dict, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray],
                dtype_name: str, hashes: Hashes) -> int:
     """Write one case atomically (hashing while writing); returns the bytes written."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    final = out_dir / case_meta["name"]
-    tmp = Path(tempfile.mkdtemp(prefix=f".{case_meta['name']}.{os.getpid()}.tmp-", dir=out_dir))
+    tmp = work_dir(out_dir, case_meta["name"])
     try:
         (tmp / "input").mkdir()
         (tmp / "output").mkdir()
-        files = {f"input/{n}.bin": (n, a) for n, a in inputs.items()}
-        files.update({f"output/{output_file(i, n)}": (n, a) for i, (n, a) in enumerate(outputs.items())})
-        for _, arr in files.values():
+        ins = {n: (f"input/{n}.bin", a) for n, a in inputs.items()}
+        outs = {n: (f"output/{output_file(i, n)}", a) for i, (n, a) in enumerate(outputs.items())}
+        files = dict(ins.values()) | dict(outs.values())
+        for arr in files.values():
             hashes.submit(arr)
-        for rel, (_, arr) in files.items():
+        for rel, arr in files.items():
             _write_bin(tmp / rel, arr)
-        listing = {rel: {"file": rel, "shape": list(a.shape), "dtype": dtype_name, "sha256": hashes(a)}
-                   for rel, (_, a) in files.items()}
-        ins = {n: listing[f"input/{n}.bin"] for n in inputs}
-        outs = {n: listing[f"output/{output_file(i, n)}"] for i, n in enumerate(outputs)}
-        total = sum(a.nbytes for _, a in files.values())
-        meta = dict(case_meta, inputs=ins, outputs=outs, library="ascend_numba", version=__version__,
-                    numpy=np.__version__)
-        (tmp / "case.json").write_text(json.dumps(meta, indent=2, sort_keys=True))
-        _replace_dir(tmp, final)
+        sums = {rel: hashes(arr) for rel, arr in files.items()}
+        in_shapes, out_shapes = ({n: (rel, a.shape) for n, (rel, a) in group.items()} for group in (ins, outs))
+        (tmp / "case.json").write_text(case_json(case_meta, in_shapes, out_shapes, dtype_name, sums))
+        replace_dir(tmp, out_dir / case_meta["name"])
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return total
+    return sum(a.nbytes for a in files.values())
