@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from ascend_numba.cli import main
 from ascend_numba.golden import parse_cases
 from ascend_numba.golden.cases import INPUT_BLOCK, case_bytes, generate_inputs, generate_range, physical_memory
-from ascend_numba.golden.chunked import (MAX_CHUNK_BYTES, chunk_budget, needs_chunks, parse_memory_limit,
+from ascend_numba.golden.chunked import (MAX_CHUNK_BYTES, PrefixHash, chunk_budget, needs_chunks, parse_memory_limit,
                                          plan_tasks)
 from ascend_numba.golden.run import _InlineRunner, run_chunked_case
 from ascend_numba.ops import REGISTRY
@@ -233,3 +233,20 @@ def _starts_written(path: Path) -> bool:
             return any(f.read(4096))
     except OSError:
         return False
+
+
+def test_prefix_hash_takes_pieces_in_any_order(tmp_path):
+    data = np.random.default_rng(1).integers(0, 256, 5_000_003, dtype=np.uint8).tobytes()
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    cuts = [0, 1, 4096, 1_000_000, 1_000_000, 3_333_333, len(data)]
+    pieces = list(zip(cuts[:-1], cuts[1:]))
+    for order in (pieces, pieces[::-1], pieces[2:] + pieces[:2]):
+        h = PrefixHash(path, len(data))
+        for lo, hi in order:
+            h.written(lo, hi - lo)
+        assert h.hexdigest() == hashlib.sha256(data).hexdigest()
+    h = PrefixHash(path, len(data))
+    h.written(0, 10)
+    with pytest.raises(RuntimeError, match="10 of 5000003 bytes"):
+        h.hexdigest()

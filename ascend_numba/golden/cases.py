@@ -198,7 +198,12 @@ def parse_cases(doc: Any) -> list[Case]:
             if math.prod(out_shape) > MAX_ELEMENTS:
                 _fail(name, "attrs", f"output {out_name} of shape {list(out_shape)} holds {math.prod(out_shape)} "
                                      f"elements, past the device's limit of {MAX_ELEMENTS} per tensor")
-        cases.append(Case(name, spec.name, raw["dtype"], seed, inputs, attrs))
+        case = Case(name, spec.name, raw["dtype"], seed, inputs, attrs)
+        if spec.chunking is None and case_bytes(case) > physical_memory():
+            _fail(name, "inputs", f"{spec.name} is computed whole in memory and the case needs "
+                                  f"{case_bytes(case) / 2**30:.1f} GiB; this machine has "
+                                  f"{physical_memory() / 2**30:.1f} GiB")
+        cases.append(case)
     return cases
 
 

@@ -8,7 +8,8 @@ function of picklable arguments, so that the runner's processes or a Dask cluste
 2. chunk tasks compute contiguous ranges of the outputs with the op itself (the op's
    :class:`~ascend_numba.ops.registry.Chunking`; an elementwise op's chunk draws and writes its
    own input ranges too) and write them at their offsets;
-3. hash tasks read each file back in blocks for its sha256.
+3. meanwhile the runner hashes each file's written prefix as it grows (:class:`PrefixHash`),
+   reading it back while the page cache still holds it.
 
 Files are written with ``pwrite`` into a hidden work directory (never mapped for writing, so a
 worker's memory holds one chunk, not the files); ``case.json`` is written last and the directory
@@ -27,11 +28,13 @@ from pathlib import Path
 import numpy as np
 
 from ..memory import parse_size
-from .cases import DTYPES, INPUT_BLOCK, REGISTRY, Case, case_bytes, generate_range, parse_cases, physical_memory
+from .cases import (DTYPES, INPUT_BLOCK, REGISTRY, Case, case_bytes, generate_range, io_pool, parse_cases,
+                    physical_memory)
 from .store import little_endian, output_file
 
 __all__ = ["DEFAULT_MEMORY_LIMIT", "MAX_CHUNK_BYTES", "parse_memory_limit", "chunk_budget", "needs_chunks",
-           "CaseFiles", "plan_tasks", "write_inputs", "compute_chunk", "hash_file"]
+           "CaseFiles", "plan_tasks", "write_inputs", "compute_chunk", "write_pieces",
+           "PrefixHash"]
 
 DEFAULT_MEMORY_LIMIT = "50%"
 # The most one chunk holds (inputs and outputs): past this, bigger chunks buy no speed, and a
@@ -62,7 +65,8 @@ def chunk_budget(memory_limit: int) -> int:
 
 
 def needs_chunks(case: Case, memory_limit: int) -> bool:
-    return case_bytes(case) > memory_limit
+    """Whether the case runs in chunks: it is larger than the limit and its op can."""
+    return REGISTRY[case.op].chunking is not None and case_bytes(case) > memory_limit
 
 
 @dataclass(frozen=True)
@@ -115,58 +119,104 @@ def _case(doc: dict) -> Case:
     return parse_cases({"cases": [doc]})[0]
 
 
-def _write_at(path: Path, offset: int, arr: np.ndarray) -> int:
+def _write_at(root: Path, rel: str, offset: int, arr: np.ndarray) -> tuple[str, int, int]:
     """Write ``arr``'s bytes at byte ``offset`` of an existing file (never created here: a task
-    whose case was abandoned fails instead of writing into a removed directory)."""
+    whose case was abandoned fails instead of writing into a removed directory); returns the
+    piece written, ``(relative path, offset, bytes)``."""
     data = memoryview(little_endian(arr).reshape(-1).view(np.uint8))
-    fd = os.open(path, os.O_WRONLY)
+    piece, position = (rel, offset, arr.nbytes), offset
+    fd = os.open(root / rel, os.O_WRONLY)
     try:
         while data:
-            written = os.pwrite(fd, data, offset)
-            data, offset = data[written:], offset + written
+            written = os.pwrite(fd, data, position)
+            data, position = data[written:], position + written
     finally:
         os.close(fd)
-    return arr.nbytes
+    return piece
 
 
-def write_inputs(case_doc: dict, root: str, name: str, start: int, count: int) -> int:
-    """Draw elements ``[start, start + count)`` of input ``name`` into its file; returns the bytes."""
+def write_pieces(root: Path, pieces: list[tuple]) -> list[tuple]:
+    """Write ``(relative path, byte offset, array)`` pieces now; returns what was written."""
+    return [_write_at(root, rel, offset, arr) for rel, offset, arr in pieces]
+
+
+def write_inputs(case_doc: dict, root: str, name: str, start: int, count: int, write=write_pieces):
+    """Draw elements ``[start, start + count)`` of input ``name`` into its file.  ``write`` takes
+    the pieces (default :func:`write_pieces`: written before returning what was written)."""
     case = _case(case_doc)
     rel, _ = CaseFiles.of(case).inputs[name]
     values = generate_range(case, name, start, count)
-    return _write_at(Path(root) / rel, start * values.itemsize, values)
+    return write(Path(root), [(rel, start * values.itemsize, values)])
 
 
-def compute_chunk(case_doc: dict, root: str, chunk) -> int:
-    """Compute one chunk of a case's outputs into their files; returns the bytes written (with
-    an elementwise op, its input ranges too)."""
+def compute_chunk(case_doc: dict, root: str, chunk, write=write_pieces):
+    """Compute one chunk of a case's outputs into their files (with an elementwise op, draw
+    its input ranges too); ``write`` as for :func:`write_inputs`."""
     case = _case(case_doc)
     spec = REGISTRY[case.op]
     files = CaseFiles.of(case)
     dtype = DTYPES[case.dtype]
     root = Path(root)
-    written = 0
+    pieces = []
     if spec.chunking.elementwise:
         inputs = {n: generate_range(case, n, chunk.start, chunk.count) for n in case.inputs}
-        for name, values in inputs.items():
-            written += _write_at(root / files.inputs[name][0], chunk.start * dtype.itemsize, values)
+        pieces += [(files.inputs[n][0], chunk.start * dtype.itemsize, values) for n, values in inputs.items()]
     else:
         # Mapped read-only for this chunk only: the pages it reads leave with the map.
         inputs = {n: np.memmap(root / rel, dtype, "r", shape=shape) for n, (rel, shape) in files.inputs.items()}
     outputs = spec.chunking.compute(spec, inputs, case.attrs, chunk)
-    for name, (offset, values) in outputs.items():
-        written += _write_at(root / files.outputs[name][0], offset * dtype.itemsize, values)
-    return written
+    pieces += [(files.outputs[n][0], offset * dtype.itemsize, values) for n, (offset, values) in outputs.items()]
+    return write(root, pieces)
 
 
-def hash_file(path: str) -> str:
-    """sha256 of a file, read in blocks (never held whole in memory)."""
-    h = hashlib.sha256()
-    buffer = bytearray(_HASH_BLOCK)
-    view = memoryview(buffer)
-    with open(path, "rb", buffering=0) as f:
-        while True:
-            n = f.readinto(buffer)
-            if not n:
-                return h.hexdigest()
-            h.update(view[:n])
+class PrefixHash:
+    """The sha256 of a file written in pieces in any order.
+
+    Each time the written prefix grows, the new part is read back and hashed on the I/O threads
+    (one read at a time per file, in order), while the page cache still holds what was just
+    written: the hash costs no second pass over the disk unless it falls behind the writes.
+    """
+
+    def __init__(self, path: Path, size: int):
+        self.path, self.size = path, size
+        self._sha = hashlib.sha256()
+        self._hashed = 0  # bytes hashed (written by the running read only)
+        self._prefix = 0  # bytes written contiguously from the start
+        self._pieces: dict[int, int] = {}  # start -> end of pieces written past the prefix
+        self._reading = None
+
+    def written(self, offset: int, nbytes: int) -> None:
+        if nbytes:
+            self._pieces[offset] = offset + nbytes
+        while self._prefix in self._pieces:
+            self._prefix = self._pieces.pop(self._prefix)
+        self._read_more()
+
+    def _read_more(self) -> None:
+        if self._reading is not None:
+            if not self._reading.done():
+                return
+            self._reading.result()
+        self._reading = io_pool().submit(self._hash_to, self._prefix) if self._hashed < self._prefix else None
+
+    def _hash_to(self, end: int) -> None:
+        with open(self.path, "rb", buffering=0) as f:
+            f.seek(self._hashed)
+            while self._hashed < end:
+                block = f.read(min(_HASH_BLOCK, end - self._hashed))
+                if not block:
+                    raise OSError(f"{self.path}: ends at {self._hashed} bytes, expected {end}")
+                self._sha.update(block)
+                self._hashed += len(block)
+
+    def hexdigest(self) -> str:
+        """The sum, once every byte is written."""
+        if self._prefix != self.size:
+            raise RuntimeError(f"{self.path}: {self._prefix} of {self.size} bytes written in order")
+        while self._hashed < self.size or self._reading is not None:
+            if self._reading is not None:
+                self._reading.result()
+                self._reading = None
+            if self._hashed < self.size:
+                self._hash_to(self.size)
+        return self._sha.hexdigest()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import contextlib
 import functools
+import math
 import multiprocessing
 import shutil
 import signal
@@ -16,7 +18,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .cases import DTYPES, REGISTRY, Case, case_bytes, generate_inputs, io_pool, parse_cases
-from .chunked import DEFAULT_MEMORY_LIMIT, CaseFiles, hash_file, needs_chunks, parse_memory_limit, plan_tasks
+from .chunked import (DEFAULT_MEMORY_LIMIT, CaseFiles, PrefixHash, compute_chunk, needs_chunks, parse_memory_limit,
+                      plan_tasks, write_inputs, write_pieces)
 from .store import GoldenCache, Hashes, cache_key, case_json, replace_dir, sweep_work_dirs, work_dir, write_case
 
 __all__ = ["CaseResult", "compute_case", "run_case", "run_chunked_case", "run_suite", "Summary", "Interrupted",
@@ -74,24 +77,27 @@ def run_chunked_case(runner, case: Case, out_dir: Path, memory_limit: int,
     hears of every finished task's bytes.  The case appears whole, with case.json, or not at all."""
     start = time.perf_counter()
     files = CaseFiles.of(case)
+    itemsize = DTYPES[case.dtype].itemsize
     root = work_dir(out_dir, case.name)
     futures = []
     try:
-        files.preallocate(root, DTYPES[case.dtype].itemsize)
+        files.preallocate(root, itemsize)
+        hashes = {rel: PrefixHash(root / rel, math.prod(shape) * itemsize) for rel, shape in files.all().items()}
         phases = plan_tasks(case, root, memory_limit)
         for tasks in phases:
             futures = [runner.submit(*task) for task in tasks]
             for future in runner.as_completed(futures):
-                on_bytes(future.result())
-        futures = {rel: runner.submit(hash_file, str(root / rel), io=True) for rel in files.all()}
-        sums = {rel: future.result() for rel, future in futures.items()}
+                for rel, offset, nbytes in future.result():
+                    hashes[rel].written(offset, nbytes)
+                    on_bytes(nbytes)
+        sums = {rel: h.hexdigest() for rel, h in hashes.items()}
         meta = dict(_case_meta(case), chunked={
             "chunks": len(phases[-1]), "memory_limit": memory_limit,
             "cache": "not used: a chunked case is computed in pieces and not cached"})
         (root / "case.json").write_text(case_json(meta, files.inputs, files.outputs, case.dtype, sums))
         replace_dir(root, out_dir / case.name)
     except BaseException:
-        runner.cancel(list(futures.values()) if isinstance(futures, dict) else futures)
+        runner.cancel(futures)
         shutil.rmtree(root, ignore_errors=True)
         raise
     return CaseResult(case.name, case.op, case_bytes(case), time.perf_counter() - start, False)
@@ -114,11 +120,24 @@ class Summary:
 
 
 class _InlineRunner:
-    """Tasks run in this process as they are submitted (I/O-bound ones on the I/O threads)."""
+    """Tasks run in this process as they are submitted.  A chunk task's writes go to a writer
+    thread, so the next chunk is drawn and computed while the disk takes the last one; at most
+    two chunks wait to be written, which bounds the memory they hold."""
 
-    def submit(self, fn, *args, io: bool = False):
-        if io:
-            return io_pool().submit(fn, *args)
+    def __init__(self):
+        self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ascend-numba-writer")
+        self._waiting: collections.deque = collections.deque()
+
+    def _write_behind(self, root, pieces) -> concurrent.futures.Future:
+        while len(self._waiting) >= 2:
+            self._waiting.popleft().exception()
+        future = self._writer.submit(write_pieces, root, pieces)
+        self._waiting.append(future)
+        return future
+
+    def submit(self, fn, *args):
+        if fn in (compute_chunk, write_inputs):
+            return fn(*args, write=self._write_behind)
         future = concurrent.futures.Future()
         try:
             future.set_result(fn(*args))
@@ -134,16 +153,25 @@ class _InlineRunner:
     def cancel(self, futures):
         for future in futures:
             future.cancel()
+        concurrent.futures.wait(self._waiting)  # no write lands after the caller moves on
+        self._waiting.clear()
 
 
-class _PoolRunner(_InlineRunner):
+class _PoolRunner:
     """Tasks on local worker processes."""
 
     def __init__(self, pool: concurrent.futures.ProcessPoolExecutor):
         self.pool = pool
 
-    def submit(self, fn, *args, io: bool = False):
+    def submit(self, fn, *args):
         return self.pool.submit(fn, *args)
+
+    def as_completed(self, futures):
+        return concurrent.futures.as_completed(futures)
+
+    def cancel(self, futures):
+        for future in futures:
+            future.cancel()
 
 
 class _DaskRunner:
@@ -152,7 +180,7 @@ class _DaskRunner:
     def __init__(self, client):
         self.client = client
 
-    def submit(self, fn, *args, io: bool = False):
+    def submit(self, fn, *args):
         return self.client.submit(fn, *args, pure=False)
 
     def as_completed(self, futures):
