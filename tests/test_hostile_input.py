@@ -173,6 +173,8 @@ BAD_CASES = {
     "shape past the element limit": (dict(BASE, inputs={"x": {"shape": [10 ** 12]}}), "inputs.x.shape"),
     "shape whose size wraps int64": (dict(BASE, inputs={"x": {"shape": [2 ** 33, 2 ** 31]}}), "inputs.x.shape"),
     "uniform to inf": (dict(BASE, inputs={"x": {"shape": [4], "dist": {"uniform": [0, "inf"]}}}), "uniform"),
+    "uniform range past float64": (dict(BASE, inputs={"x": {"shape": [4], "dist": {"uniform": [-1e308, 1e308]}}}),
+                                   "high - low"),
     "negative std": (dict(BASE, inputs={"x": {"shape": [4], "dist": {"normal": [0, -1]}}}), "normal"),
     "integers low > high": (dict(BASE, inputs={"x": {"shape": [4], "dist": {"integers": [5, 1]}}}), "integers"),
     "reps past the element limit": (dict(BASE, attrs={"reps": [10 ** 9, 10 ** 9]}), "'attrs'"),

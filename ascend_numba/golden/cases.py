@@ -27,6 +27,7 @@ import json
 import math
 import os
 import re
+import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,6 +125,8 @@ def _distribution_problem(kind: str, values: tuple) -> str | None:
         return "needs finite bounds"
     if kind == "uniform" and lo > hi:
         return "needs low <= high"
+    if kind == "uniform" and not math.isfinite(float(hi) - float(lo)):
+        return "needs high - low within float64"
     if kind == "normal" and hi < 0:
         return "needs a standard deviation >= 0"
     if kind == "integers":
@@ -265,30 +268,63 @@ def generate_range(case: Case, name: str, start: int, count: int) -> np.ndarray:
         lo, hi = max(start, block * INPUT_BLOCK), min(start + count, (block + 1) * INPUT_BLOCK)
         size = min(INPUT_BLOCK, math.prod(spec.shape) - block * INPUT_BLOCK)
         values = _draw(np.random.default_rng([*key, block]), spec, size, flat.dtype)
-        flat[lo - start:hi - start] = values[lo - block * INPUT_BLOCK:hi - block * INPUT_BLOCK]
+        _convert(values[lo - block * INPUT_BLOCK:hi - block * INPUT_BLOCK], flat[lo - start:hi - start])
 
     list(io_pool().map(fill, range(first, stop)))
     return flat
 
 
+_scratch = threading.local()
+
+
+def _scratch_block(slot: int, count: int) -> np.ndarray:
+    """A float64 buffer of this thread for ``count`` draws, kept from block to block: a fresh
+    8 MB array per block cost about as much in page faults as drawing into it."""
+    buffers = getattr(_scratch, "buffers", None)
+    if buffers is None:
+        buffers = _scratch.buffers = {}
+    buf = buffers.get(slot)
+    if buf is None or buf.size < count:
+        buf = buffers[slot] = np.empty(max(count, INPUT_BLOCK))
+    return buf[:count]
+
+
 def _draw(rng: np.random.Generator, spec: InputSpec, count: int, dtype: np.dtype) -> np.ndarray:
-    def one():
-        if spec.dist == "uniform":
-            return rng.uniform(spec.params[0], spec.params[1], count)
-        if spec.dist == "normal":
-            return rng.normal(spec.params[0], spec.params[1], count)
+    """A block's ``count`` values in float64 (complex128 for a complex dtype, int64 for
+    integers), as NumPy's generator draws them: uniform is ``low + (high - low) * u`` and normal
+    ``mean + std * z``, NumPy's own formulas, applied here to draws into a reused buffer."""
+    def one(slot):
+        if spec.dist in ("uniform", "normal"):
+            a, b = float(spec.params[0]), float(spec.params[1])
+            buf = _scratch_block(slot, count)
+            if spec.dist == "uniform":
+                rng.random(out=buf)
+                scale, loc = b - a, a
+            else:
+                rng.standard_normal(out=buf)
+                scale, loc = b, a
+            buf *= scale
+            buf += loc
+            return buf
         if spec.dist == "integers":
             return rng.integers(int(spec.params[0]), int(spec.params[1]), count, endpoint=True)
         return rng.choice(np.array(spec.params, dtype=np.float64), count)
-    values = one()
+    values = one(0)
     if dtype.kind == "c":
-        values = values + 1j * one()
+        values = values + 1j * one(1)
+    return values
+
+
+def _convert(values: np.ndarray, out: np.ndarray) -> None:
+    """Drawn values into the input's dtype: rounded to the nearest integer for integer dtypes,
+    non-zero for bool, cast otherwise."""
     with np.errstate(all="ignore"):
-        if dtype == np.bool_:
-            return (values != 0).astype(np.bool_)
-        if dtype.kind in "iu":
-            return np.rint(values).astype(dtype)
-        return values.astype(dtype)
+        if out.dtype == np.bool_:
+            np.not_equal(values, 0, out=out)
+        elif out.dtype.kind in "iu":
+            np.copyto(out, np.rint(values), casting="unsafe")
+        else:
+            np.copyto(out, values, casting="unsafe")
 
 
 @functools.cache
