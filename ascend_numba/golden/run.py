@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .cases import DTYPES, REGISTRY, Case, case_bytes, generate_inputs, io_pool, parse_cases
-from .chunked import (DEFAULT_MEMORY_LIMIT, CaseFiles, PrefixHash, compute_chunk, needs_chunks, parse_memory_limit,
-                      plan_tasks, write_inputs, write_pieces)
+from .chunked import (DEFAULT_MEMORY_LIMIT, CaseFiles, PrefixHash, needs_chunks, parse_memory_limit,
+                      plan_tasks, write_pieces)
 from .store import GoldenCache, Hashes, cache_key, case_json, replace_dir, sweep_work_dirs, work_dir, write_case
 
 __all__ = ["CaseResult", "compute_case", "run_case", "run_chunked_case", "run_suite", "Summary", "Interrupted",
@@ -79,17 +79,16 @@ def run_chunked_case(runner, case: Case, out_dir: Path, memory_limit: int,
     files = CaseFiles.of(case)
     itemsize = DTYPES[case.dtype].itemsize
     root = work_dir(out_dir, case.name)
-    futures = []
     try:
         files.preallocate(root, itemsize)
         hashes = {rel: PrefixHash(root / rel, math.prod(shape) * itemsize) for rel, shape in files.all().items()}
         phases = plan_tasks(case, root, memory_limit)
         for tasks in phases:
-            futures = [runner.submit(*task) for task in tasks]
-            for future in runner.as_completed(futures):
-                for rel, offset, nbytes in future.result():
-                    hashes[rel].written(offset, nbytes)
-                    on_bytes(nbytes)
+            with contextlib.closing(runner.results(tasks)) as results:
+                for pieces in results:
+                    for rel, offset, nbytes, data in pieces:
+                        hashes[rel].written(offset, nbytes, data)
+                        on_bytes(nbytes)
         sums = {rel: h.hexdigest() for rel, h in hashes.items()}
         meta = dict(_case_meta(case), chunked={
             "chunks": len(phases[-1]), "memory_limit": memory_limit,
@@ -97,7 +96,6 @@ def run_chunked_case(runner, case: Case, out_dir: Path, memory_limit: int,
         (root / "case.json").write_text(case_json(meta, files.inputs, files.outputs, case.dtype, sums))
         replace_dir(root, out_dir / case.name)
     except BaseException:
-        runner.cancel(futures)
         shutil.rmtree(root, ignore_errors=True)
         raise
     return CaseResult(case.name, case.op, case_bytes(case), time.perf_counter() - start, False)
@@ -122,22 +120,16 @@ class Summary:
 class _InlineRunner:
     """Tasks run in this process as they are submitted.  A chunk task's writes go to a writer
     thread, so the next chunk is drawn and computed while the disk takes the last one; at most
-    two chunks wait to be written, which bounds the memory they hold."""
+    two chunks wait to be written, which bounds the memory they hold.  The written bytes are
+    handed on as they are, so the hashes need not read them back."""
 
     def __init__(self):
         self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ascend-numba-writer")
-        self._waiting: collections.deque = collections.deque()
 
     def _write_behind(self, root, pieces) -> concurrent.futures.Future:
-        while len(self._waiting) >= 2:
-            self._waiting.popleft().exception()
-        future = self._writer.submit(write_pieces, root, pieces)
-        self._waiting.append(future)
-        return future
+        return self._writer.submit(write_pieces, root, pieces, True)
 
     def submit(self, fn, *args):
-        if fn in (compute_chunk, write_inputs):
-            return fn(*args, write=self._write_behind)
         future = concurrent.futures.Future()
         try:
             future.set_result(fn(*args))
@@ -147,14 +139,35 @@ class _InlineRunner:
                 raise
         return future
 
+    def results(self, tasks):
+        """Each chunk task's pieces, in order, as its writes finish (two behind the compute)."""
+        waiting: collections.deque = collections.deque()
+        try:
+            for fn, *args in tasks:
+                waiting.append(fn(*args, write=self._write_behind))
+                while len(waiting) > 2:
+                    yield waiting.popleft().result()
+            while waiting:
+                yield waiting.popleft().result()
+        finally:
+            concurrent.futures.wait(waiting)  # no write lands after the caller moves on
+
     def as_completed(self, futures):
         return concurrent.futures.as_completed(futures)
 
     def cancel(self, futures):
         for future in futures:
             future.cancel()
-        concurrent.futures.wait(self._waiting)  # no write lands after the caller moves on
-        self._waiting.clear()
+
+
+def _results_as_completed(runner, tasks):
+    """Every task submitted at once; results as they finish; the rest cancelled if the caller stops."""
+    futures = [runner.submit(*task) for task in tasks]
+    try:
+        for future in runner.as_completed(futures):
+            yield future.result()
+    finally:
+        runner.cancel(futures)
 
 
 class _PoolRunner:
@@ -165,6 +178,9 @@ class _PoolRunner:
 
     def submit(self, fn, *args):
         return self.pool.submit(fn, *args)
+
+    def results(self, tasks):
+        return _results_as_completed(self, tasks)
 
     def as_completed(self, futures):
         return concurrent.futures.as_completed(futures)
@@ -182,6 +198,9 @@ class _DaskRunner:
 
     def submit(self, fn, *args):
         return self.client.submit(fn, *args, pure=False)
+
+    def results(self, tasks):
+        return _results_as_completed(self, tasks)
 
     def as_completed(self, futures):
         from distributed import as_completed
