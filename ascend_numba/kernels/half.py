@@ -24,7 +24,8 @@ from ._jit import jit
 
 __all__ = [
     "f32_as_u32", "u32_as_f32",
-    "f32_to_f16", "f16_to_f32", "f32_to_bf16", "bf16_to_f32",
+    "f32_to_f16", "f16_to_f32", "f32_round_f16", "f32_round_f16_quiet", "f32_to_f16_quiet", "f32_to_bf16",
+    "bf16_to_f32",
     "f32_to_f16_array", "f16_to_f32_array", "f32_to_bf16_array", "bf16_to_f32_array",
 ]
 
@@ -87,27 +88,104 @@ def _fpext_half(typingctx, h):
 # NaNs selected from NumPy's rule: the hardware quiets a signalling NaN, NumPy keeps its payload.
 # Checked against NumPy on every fp16 value and every fp32 value from 2**-27 to 2**17.
 
+@intrinsic
+def _f32_nan_as_f16(typingctx, x):
+    """The fp16 bits NumPy makes of NaN ``x``: its sign, the exponent, its top 10 payload bits
+    forced non-zero (the hardware would set the quiet bit instead).  32-bit integer ops: Numba's
+    own integer arithmetic widens to 64 bits, which halves a vector loop's width."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        i32 = ir.IntType(32)
+        bits = builder.bitcast(args[0], i32)
+        payload = builder.and_(builder.lshr(bits, ir.Constant(i32, 13)), ir.Constant(i32, 0x3FF))
+        payload = builder.or_(payload, builder.zext(builder.icmp_unsigned("==", payload, ir.Constant(i32, 0)), i32))
+        sign = builder.and_(builder.lshr(bits, ir.Constant(i32, 16)), ir.Constant(i32, 0x8000))
+        return builder.trunc(builder.or_(builder.or_(sign, ir.Constant(i32, 0x7C00)), payload), ir.IntType(16))
+
+    return types.uint16(types.float32), codegen
+
+
+@intrinsic
+def _f16_bits_to_f32(typingctx, h):
+    """fp16 bits (uint16) widened to float32 exactly, a NaN keeping its payload as NumPy keeps it
+    (the hardware would set the quiet bit).  NaN is found on the integer bits: a compare on the
+    half value has no vector instruction here and was split into one per element."""
+    if h != types.uint16:
+        return None
+
+    def codegen(context, builder, signature, args):
+        i32 = ir.IntType(32)
+        value = builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+        bits = builder.zext(args[0], i32)
+        magnitude = builder.and_(bits, ir.Constant(i32, 0x7FFF))
+        is_nan = builder.icmp_unsigned(">", magnitude, ir.Constant(i32, 0x7C00))
+        sign = builder.shl(builder.and_(bits, ir.Constant(i32, 0x8000)), ir.Constant(i32, 16))
+        nan = builder.or_(builder.or_(sign, ir.Constant(i32, 0x7F800000)), builder.shl(magnitude, ir.Constant(i32, 13)))
+        return builder.select(is_nan, builder.bitcast(nan, ir.FloatType()), value)
+
+    return types.float32(types.uint16), codegen
+
+
 @jit(always_inline=True)
 def f32_to_f16(x):
     """Round a float32 to fp16 (nearest even); returns the fp16 bits as uint16."""
     x = np.float32(x)
-    h = _fptrunc_half(x)
-    # NaN keeps its top 10 payload bits (forced non-zero), as NumPy does; the hardware sets the
-    # quiet bit.  (Selects on a float compare: the loops stay vectorized.)
-    payload = np.uint16((f32_as_u32(x) >> np.uint32(13)) & np.uint32(0x3FF))
-    nan = (h & np.uint16(0xFC00)) | payload | np.uint16(payload == 0)
-    return h if x == x else nan
+    # (Selects on a float compare: the loops stay vectorized.)
+    return _fptrunc_half(x) if x == x else _f32_nan_as_f16(x)
 
 
 @jit(always_inline=True)
 def f16_to_f32(h):
     """Widen fp16 bits (uint16) to float32, exactly (a NaN keeps its payload, as in NumPy)."""
-    h = np.uint16(h)
-    v = _fpext_half(h)
-    em = np.uint32(h) & np.uint32(0x7FFF)
-    nan = u32_as_f32(((np.uint32(h) & np.uint32(0x8000)) << np.uint32(16)) | np.uint32(0x7F800000)
-                     | (em << np.uint32(13)))
-    return v if v == v else nan
+    return _f16_bits_to_f32(np.uint16(h))
+
+
+@intrinsic
+def _f16_nan_as_f32(typingctx, x):
+    """The float32 NaN that NumPy's fp16 round trip makes of NaN ``x``: its sign, the exponent, and
+    its top 10 payload bits forced non-zero (32-bit integer ops throughout: Numba's own integer
+    arithmetic widens to 64 bits, which halves a vector loop's width)."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        i32 = ir.IntType(32)
+        bits = builder.bitcast(args[0], i32)
+        payload = builder.and_(builder.lshr(bits, ir.Constant(i32, 13)), ir.Constant(i32, 0x3FF))
+        payload = builder.or_(payload, builder.zext(builder.icmp_unsigned("==", payload, ir.Constant(i32, 0)), i32))
+        sign = builder.and_(bits, ir.Constant(i32, 0x80000000))
+        nan = builder.or_(builder.or_(sign, ir.Constant(i32, 0x7F800000)), builder.shl(payload, ir.Constant(i32, 13)))
+        return builder.bitcast(nan, ir.FloatType())
+
+    return types.float32(types.float32), codegen
+
+
+@jit(always_inline=True)
+def f32_round_f16(x):
+    """``f16_to_f32(f32_to_f16(x))`` in one step: a float32 rounded to the nearest fp16 value (a
+    NaN keeps its sign and top 10 payload bits, forced non-zero), staying float32.  What a fp16
+    tile holds between two fused vector ops (see primitives.fusion)."""
+    x = np.float32(x)
+    rounded = _fpext_half(_fptrunc_half(x))
+    return rounded if x == x else _f16_nan_as_f32(x)
+
+
+# An arithmetic result (+ - * / sqrt) is a number or a quiet NaN on the CPU, and for those the
+# hardware's conversions already give NumPy's bits (checked on every float32 bit pattern but the
+# signalling NaNs): a fused program rounds such results without the NaN selects.
+
+@jit(always_inline=True)
+def f32_round_f16_quiet(x):
+    """:func:`f32_round_f16` of ``x`` that is not a signalling NaN."""
+    return _fpext_half(_fptrunc_half(np.float32(x)))
+
+
+@jit(always_inline=True)
+def f32_to_f16_quiet(x):
+    """:func:`f32_to_f16` of ``x`` that is not a signalling NaN."""
+    return _fptrunc_half(np.float32(x))
 
 
 @jit(always_inline=True)
