@@ -36,13 +36,16 @@ SPLIT_MULT_DOUBLING_BYTES = 8192
 
 # The vector ops of one tile's Compute over which the next tile's inputs are preloaded: each op
 # fetches 1/COMPUTE_OPS of them.  The Compute has 16-19 ops; preloading over them took 16M fp32
-# from ~31 to ~26 ms and bf16 from ~31 to ~28 ms (6c2e65d, same-process A/B).
+# from ~31 to ~26 ms and bf16 from ~31 to ~28 ms with op-by-op Compute (6c2e65d, same-process A/B).
+# With the fused Compute (one pass, a fraction of the copies' time) a spread of 1, 16 or 10^5
+# measured the same within this machine's noise at 16M fp32 and fp16.
 COMPUTE_OPS = 16
 
-# Tile fusion (kernels.fusion_strip): a fused Compute runs its vector ops over strips whose
-# operands together take at most this many bytes, so a strip stays in the L1 data cache (48 KB
-# here) from the first op to the last.
-FUSION_L1_BYTES = 32 << 10
+# Tile fusion (kernels.vector_program): a fused program's pass takes its tiles in blocks of this
+# many elements, advancing the lane's preload between blocks (a branch inside the element loop kept
+# it from vectorizing: 10.7 -> 25 ms at 16M fp32); a constant trip count leaves LLVM one loop to
+# vectorize, and the part block at the end runs op by op.
+FUSION_BLOCK = 512
 
 # ---- launches (kernels/launch.py) ----------------------------------------------------------------
 

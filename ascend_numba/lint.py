@@ -117,8 +117,12 @@ def _is_kernel_decorator(dec) -> tuple[bool, str | None]:
 class _KernelLint:
     """The findings of one kernel function."""
 
-    def __init__(self, func: ast.FunctionDef, path: str, mode: str, line_offset: int, constants=frozenset()):
+    def __init__(self, func: ast.FunctionDef, path: str, mode: str, line_offset: int, constants=frozenset(),
+                 programs=None):
         self.func, self.path, self.mode, self.offset = func, path, mode, line_offset
+        # Vector programs the kernel may call (name -> tile parameter -> "src" / "dst"): a call
+        # reads and writes its tiles as the program's ops do.
+        self.programs = programs or {}
         self.constants = _derived_constants(func, set(constants))
         self.findings: list[Finding] = []
         params = [a.arg for a in func.args.args]
@@ -293,14 +297,14 @@ class _KernelLint:
         """4.1: a GM -> UB load whose tile's next use (in source order) writes it, or that has none."""
         uses = []  # (line, col, root, role) of every primitive's tensor argument
         for call in (n for n in ast.walk(self.func) if isinstance(n, ast.Call)):
-            role = _ROLES.get(_callee(call))
+            role = _ROLES.get(_callee(call)) or self._program_roles(_callee(call))
             if role is None:
                 continue
             dst_pos, src_pos = role
             roles = {}  # a tile both read and written by one op (add(ctx, b, b, a)) is read
             for p, arg in enumerate(call.args):
                 name = _base(arg)
-                if name is not None and self._ub(name) and (p == dst_pos or p in src_pos):
+                if name is not None and self._ub(name) and (p in _as_set(dst_pos) or p in src_pos):
                     root = self._root(name)
                     roles[root] = "src" if p in src_pos or roles.get(root) == "src" else "dst"
             uses += [(call.lineno, call.col_offset, root, r, call) for root, r in roles.items()]
@@ -315,6 +319,16 @@ class _KernelLint:
                                          "reads it (only a destination): drop the load; AUTO may give it the "
                                          "address of a tile whose lifetime does not overlap, and the loads stomp")
 
+    def _program_roles(self, name):
+        """A vector program call's (destination positions, source positions), as _ROLES has them
+        (its tiles follow ctx, count and fuse)."""
+        uses = self.programs.get(name)
+        if uses is None:
+            return None
+        positions = {param: 3 + i for i, param in enumerate(uses)}
+        return ({positions[p] for p, u in uses.items() if u == "dst"},
+                tuple(positions[p] for p, u in uses.items() if u == "src"))
+
     def _root(self, name: str) -> str:
         """The tile an alias views (through chains of aliases)."""
         seen = set()
@@ -325,6 +339,36 @@ class _KernelLint:
                 break
             name = base
         return name
+
+
+def _as_set(position) -> set:
+    return position if isinstance(position, set) else {position}
+
+
+def _module_programs(tree: ast.Module) -> dict:
+    """The vector programs a module defines (``@vector_program`` functions), each as its tile
+    parameters' uses; one the program parser refuses is left out (importing it raises anyway)."""
+    from .kernels.primitives.fusion import VectorProgramError, parse_program
+
+    parsed, uses = {}, {}
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for dec in node.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
+            if name != "vector_program":
+                continue
+            temps = ()
+            for kw in getattr(dec, "keywords", ()):
+                if kw.arg == "temps" and isinstance(kw.value, (ast.Tuple, ast.List)):
+                    temps = tuple(e.value for e in kw.value.elts if isinstance(e, ast.Constant))
+            try:
+                parsed[node.name] = parse_program(node, node.name, node.lineno, parsed.get, temps)
+            except VectorProgramError:
+                continue
+            uses[node.name] = parsed[node.name].tile_uses()
+    return uses
 
 
 def _derived_constants(func: ast.FunctionDef, constants: set) -> set:
@@ -357,12 +401,13 @@ def lint_source(source: str, path: str = "<string>", mode: str | None = None, li
     ``source``.  ``mode`` overrides each kernel's own (its decorator's ``mode=``, else manual)."""
     tree = ast.parse(source, filename=path)
     constants = _module_constants(tree)
+    programs = _module_programs(tree)
     findings = []
     for func in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
         for dec in func.decorator_list:
             is_kernel, own = _is_kernel_decorator(dec)
             if is_kernel:
-                findings += _KernelLint(func, path, mode or own or "manual", line_offset, constants).run()
+                findings += _KernelLint(func, path, mode or own or "manual", line_offset, constants, programs).run()
                 break
     return findings
 
@@ -377,9 +422,11 @@ def lint_function(func, mode: str) -> list[Finding]:
         path = inspect.getsourcefile(func) or "<string>"
     except TypeError:
         path = "<string>"
-    constants = {name for name, value in getattr(func, "__globals__", {}).items()
-                 if type(value).__name__ == "KernelConstant"}
-    return _KernelLint(node, path, mode, first - 1, constants).run()
+    scope = getattr(func, "__globals__", {})
+    constants = {name for name, value in scope.items() if type(value).__name__ == "KernelConstant"}
+    programs = {name: value.vector_program.tile_uses() for name, value in scope.items()
+                if hasattr(value, "vector_program")}
+    return _KernelLint(node, path, mode, first - 1, constants, programs).run()
 
 
 def lint(target, mode: str | None = None) -> list[Finding]:

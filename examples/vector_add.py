@@ -12,7 +12,7 @@ import numpy as np
 import ascend_numba as an
 from ascend_numba.host import big_small_split, int32
 from ascend_numba.kernels import (
-    add, alloc_buffer, big_small_lane_range, constant, data_copy, data_copy_pad, muls, trace_work,
+    add, alloc_buffer, big_small_lane_range, constant, data_copy, data_copy_pad, muls, trace_work, vector_program,
 )
 
 
@@ -34,6 +34,14 @@ class AddKey:
 UseScale = constant("UseScale", "AddKey field: 1 scales z by tiling.scale")
 
 
+@vector_program
+def add_and_scale(x, y, z, use_scale, scale):
+    """The Compute: z = x + y, then z * scale when use_scale (tile fusion: one pass per tile)."""
+    z = add(x, y)
+    if use_scale == 1:  # a compile-time constant at the call: folds away
+        z = muls(z, scale)
+
+
 @an.kernel(tiling_key=AddKey)
 def vector_add(ctx, x, y, z, tiling):
     # Init: this lane's block range (big/small split) and its three UB buffers, bound once.
@@ -49,9 +57,7 @@ def vector_add(ctx, x, y, z, tiling):
         n_aligned = (n + tiling.block_elems - 1) // tiling.block_elems * tiling.block_elems
         data_copy(ctx, x_loc, 0, x, pos, n_aligned)
         data_copy(ctx, y_loc, 0, y, pos, n_aligned)
-        add(ctx, z_loc, x_loc, y_loc, n_aligned)
-        if UseScale == 1:  # folds away: one specialization per key
-            muls(ctx, z_loc, z_loc, tiling.scale, n_aligned)
+        add_and_scale(ctx, n_aligned, True, x_loc, y_loc, z_loc, UseScale, tiling.scale)
         if n == n_aligned:
             data_copy(ctx, z, pos, z_loc, 0, n)
         else:

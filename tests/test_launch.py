@@ -12,10 +12,9 @@ import pytest
 
 import ascend_numba as an
 from ascend_numba.host import InvalidArgument, InvalidType, InvalidVal, int32
-from ascend_numba.config import FUSION_L1_BYTES
 from ascend_numba.kernels import (
-    KernelError, add, alloc_buffer, constant, data_copy, data_copy_pad, fusion_strip, gather, in_ub, kernel, muls,
-    preload, reinterpret, set_value,
+    KernelError, alloc_buffer, constant, data_copy, data_copy_pad, gather, in_ub, kernel, muls,
+    preload, reinterpret,
 )
 from ascend_numba.kernels.lane import PRELOAD_REGIONS, STATE_PRELOAD, STATE_PRELOAD_PENDING
 
@@ -230,34 +229,3 @@ def test_a_declared_constant_left_unbound_is_a_clear_error():
         reads_a_declared_constant.launch(x, block_dim=1)
     reads_a_declared_constant.launch(x, block_dim=1, datatype={"UNBOUND": 1})
     assert x[0] == 1
-
-
-# ---- tile fusion ---------------------------------------------------------------------------------
-
-@an.kernel
-def fused_scale_add(ctx, x, y, out, n):
-    """out = 2 * x + y, the Compute fused over strips of one UB tile."""
-    xs = alloc_buffer(ctx, n, np.float32)
-    ys = alloc_buffer(ctx, n, np.float32)
-    data_copy(ctx, xs, 0, x, 0, n)
-    data_copy(ctx, ys, 0, y, 0, n)
-    strip = fusion_strip(ctx, n, 8)
-    for s in range(0, n, strip):
-        k = min(strip, n - s)
-        muls(ctx, xs[s:], xs[s:], 2.0, k)
-        add(ctx, ys[s:], xs[s:], ys[s:], k)
-    data_copy(ctx, out, 0, ys, 0, n)
-    set_value(ctx, xs, 0, np.float32(strip))  # report the strip through x's tile
-    data_copy(ctx, x, 0, xs, 0, 8)
-
-
-@pytest.mark.parametrize("mode", ["plain", "traced", "checked"])
-def test_a_fused_compute_runs_in_strips_with_the_same_bits(mode):
-    n = 16384  # 128 KB of operands: several strips unchecked
-    x, y = np.linspace(-1, 1, n, dtype=np.float32), np.linspace(3, -2, n, dtype=np.float32)
-    x_in, out = x.copy(), np.empty(n, np.float32)
-    fused_scale_add.launch(x_in, y, out, n, block_dim=1, trace=mode == "traced", checked=mode == "checked")
-    assert np.array_equal(out, np.float32(2) * x + y)
-    strip = int(x_in[0])
-    # Plain lanes fuse over L1-sized strips; traced and checked lanes run each op over the tile.
-    assert strip == (n if mode != "plain" else FUSION_L1_BYTES // 8)

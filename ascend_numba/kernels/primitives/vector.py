@@ -1,5 +1,5 @@
-"""Vector unit: Duplicate, Adds, Muls, Add, Sub, Mul, Div, Max, Sqrt, the casts, SetValue, and
-tile fusion (:func:`fusion_strip`).
+"""Vector unit: Duplicate, Adds, Muls, Add, Sub, Mul, Div, Max, Sqrt, the casts, SetValue (tile
+fusion of these ops: :mod:`.fusion`).
 
 Operands are UB tensors.  uint16 tiles are fp16 in arithmetic: each op is computed in fp32 and
 rounded to fp16, which is exact IEEE fp16 for + - * / sqrt.  bf16 has no vector arithmetic here,
@@ -15,7 +15,6 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ...config import FUSION_L1_BYTES
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
 from .._jit import OVERLOAD_OPTIONS, jit
 from ..check import (
@@ -23,10 +22,10 @@ from ..check import (
     ub_read_ok,
 )
 from ..half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
-from ..lane import Lane, _address
+from ..lane import _address
 from .preload import advance_preload
 
-__all__ = ["fusion_strip", "set_value", "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
+__all__ = ["set_value", "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
            "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16"]
 
 (PRIM_DUPLICATE, PRIM_ADDS, PRIM_MULS, PRIM_ADD, PRIM_SUB, PRIM_MUL, PRIM_DIV, PRIM_MAX, PRIM_SQRT, PRIM_CAST,
@@ -326,35 +325,3 @@ def cast_f32_to_bf16(ctx, dst, src, count):
     advance_preload(ctx)
     for i in range(min(count, dst.size, src.size)):
         dst[i] = f32_to_bf16(src[i])
-
-
-# ---- tile fusion ---------------------------------------------------------------------------------
-
-def fusion_strip(ctx, count, bytes_per_element):
-    """Tile fusion: the strip length a fused Compute of ``count`` elements runs its vector ops
-    over, when the operands it touches take ``bytes_per_element`` bytes per element together::
-
-        strip = fusion_strip(ctx, n, 44)
-        for s in range(0, n, strip):
-            k = min(strip, n - s)
-            muls(ctx, t1[s:], m[s:], beta1, k)      # the Compute, op by op, on [s, s + k)
-            ...
-
-    Each op still runs over its operands with the device's rounding, in the device's order, so
-    the bits are those of the unfused Compute; a strip stays in the L1 cache from the first op to
-    the last (``config.FUSION_L1_BYTES``), as the PTO compiler's fused tile loops keep it in
-    registers.  Traced and checked lanes get ``count``: the Compute runs unfused, each op
-    checked and counted over the whole tile as the device runs it."""
-    raise NotImplementedError  # compiled only
-
-
-@overload(fusion_strip, jit_options=OVERLOAD_OPTIONS)
-def _ov_fusion_strip(ctx, count, bytes_per_element):
-    if not (isinstance(ctx, types.NamedTuple) and ctx.instance_class is Lane):
-        return lambda ctx, count, bytes_per_element: max(count, 1)
-
-    def strip(ctx, count, bytes_per_element):
-        # Whole multiples of 256 elements: every strip starts on a 32-byte block for any element size.
-        elements = max(FUSION_L1_BYTES // max(bytes_per_element, 1) // 256 * 256, 256)
-        return max(min(elements, count), 1)
-    return strip

@@ -114,8 +114,9 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     raise an AclnnParamError subclass (with the aclnn ``code``) before any
     array is touched.  ``trace=True`` returns ``((var, m, v), LaunchTrace)``; ``checked=True``
     verifies every primitive (KernelCheckError on a violation, every array unchanged).
-    ``fused=False`` runs the Compute op by op over whole tiles instead of with tile fusion (see
-    ``kernels.fusion_strip``): the same bits, slower; traced and checked runs are unfused.
+    ``fused=False`` runs the Compute op by op over whole tiles instead of with tile fusion (one
+    pass over each tile, see ``kernels.vector_program``): the same bits, slower; traced and
+    checked runs are op by op.
     """
     tensors = dict(var=var, m=m, v=v, grad=grad)
     scalars = dict(beta1_power=beta1_power, beta2_power=beta2_power, lr=lr, weight_decay=weight_decay,

@@ -6,21 +6,20 @@ inside the vector primitives have none.
 
 Per tile: CopyIn (MTE2) the inputs into the double-buffered in-queues and
 announce the next tile's (preload: the device's MTE2 fetches it during this
-tile's Compute), Compute (V) with Muls/Mul/Sub/Add/Div/Sqrt/Max/Adds (fused: op
-after op over L1-sized strips of the tile, see ``fusion_strip``; ``fused`` 0 runs
-each op over the whole tile, the op-by-op path), CopyOut
-(MTE3) exactly the tile's elements.  In the native modes (fp32, fp16 seed)
-every op runs in the tensor type, so fp16 rounds after each op as the fp16
-vector unit does.
+tile's Compute), Compute (V) with Muls/Mul/Sub/Add/Div/Sqrt/Max/Adds, written as
+the vector programs below (tile fusion: one pass over the tile; ``fused`` 0 runs
+each op over the whole tile, the op-by-op path), CopyOut (MTE3) exactly the
+tile's elements.  In the native modes (fp32, fp16 seed) every op runs in the
+tensor type, so fp16 rounds after each op as the fp16 vector unit does.
 """
 
 import numpy as np
 
 from ...config import COMPUTE_OPS
-from ...kernels import (
+from ...kernels import (  # the vector ops are the programs' vocabulary
     add, adds, alloc_buffer, big_small_lane_range, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16,
-    cast_f32_to_f16, constant, data_copy, data_copy_pad, div, duplicate, fusion_strip, kernel, mul, muls, preload, sub,
-    trace_work, vmax, vsqrt,
+    cast_f32_to_f16, constant, data_copy, data_copy_pad, div, duplicate, kernel, mul, muls, preload, sub, trace_work,
+    vector_program, vmax, vsqrt,
 )
 from ...kernels._jit import jit
 from ...kernels.half import bf16_to_f32, f16_to_f32
@@ -36,9 +35,87 @@ VARIANT = constant("VARIANT", "0 seed/TBE op order, 1 A2 op order")
 CAST = constant("CAST", "compute through fp32 work tiles, rounding once at the end")
 
 
-# What one element of a strip's operands takes, at most: the four or five inputs and three
-# outputs in the tensor type, the fp32 work tiles of the cast variants and the two temporaries.
-FUSED_BYTES_PER_ELEMENT = 5 * 2 + 3 * 2 + 5 * 4 + 2 * 4
+# The Compute as vector programs (tile fusion, see kernels.vector_program): one pass over a tile
+# in a plain lane, op by op in traced and checked lanes and with fused=0.  Each line is one vector
+# op of the device's Compute, in its order and rounding; t1, t2 are the tmp tiles.
+
+@vector_program(temps=("t1", "t2"))
+def adamw_update(var, m, v, g, mgn, var_o, m_o, v_o, t1, t2, variant, amsgrad, maximize,
+                 beta1, beta2, epsilon, decay, b2o, step, one):
+    """One step on compute tiles of one type: the seed/TBE order (variant 0) or the A2 kernel's."""
+    if maximize:
+        g = muls(g, -one)
+    if variant == 0:
+        t1 = muls(m, beta1)                     # m*b1
+        t2 = muls(g, beta1 - one)               # (b1-1)*gt
+        m_o = sub(t1, t2)
+        t1 = muls(v, beta2)                     # v*b2
+        t2 = muls(g, beta2 - one)               # (b2-1)*gt
+        t2 = mul(t2, g)                         # ((b2-1)*gt)*gt
+        v_o = sub(t1, t2)
+        var_o = muls(var, decay)                # var_t
+        if amsgrad:
+            t1 = vmax(mgn, v_o)
+            t1 = muls(t1, -one)                 # -x
+        else:
+            t1 = muls(v_o, -one)
+        t2 = duplicate(b2o - one)
+        t1 = div(t1, t2)                        # (-x)/(b2o-1)
+        t1 = vsqrt(t1)
+        t1 = adds(t1, epsilon)                  # denom
+        t2 = div(m_o, t1)                       # m_out/denom
+        t2 = muls(t2, step)                     # (lr/(b1o-1)) * ...
+        var_o = add(var_o, t2)
+    else:
+        t1 = muls(m, beta1)                     # m*b1
+        t2 = muls(g, one - beta1)               # g*(1-b1)
+        m_o = add(t1, t2)
+        t2 = mul(g, g)                          # g*g
+        t2 = muls(t2, one - beta2)              # (g*g)*(1-b2)
+        t1 = muls(v, beta2)                     # v*b2
+        v_o = add(t1, t2)
+        var_o = muls(var, decay)
+        if amsgrad:
+            t1 = vmax(mgn, v_o)
+            t1 = muls(t1, one / (one - b2o))    # x * (1/(1-b2o))
+        else:
+            t1 = muls(v_o, one / (one - b2o))
+        t1 = vsqrt(t1)
+        t1 = adds(t1, epsilon)
+        t2 = div(m_o, t1)                       # m/denom
+        t2 = muls(t2, step)                     # * (lr/(b1o-1))
+        var_o = add(var_o, t2)
+
+
+@vector_program(temps=("t1", "t2", "w_var", "w_m", "w_v", "w_g", "w_mgn"))
+def adamw_update_in_fp32(var, m, v, g, mgn, var_o, m_o, v_o, w_var, w_m, w_v, w_g, w_mgn, t1, t2, dtype, variant,
+                         amsgrad, maximize, beta1, beta2, epsilon, decay, b2o, step, one):
+    """fp16 (dtype 1) or bf16 (dtype 2) tiles computed in fp32: cast in (exact), the step in
+    place on the fp32 work tiles, results rounded once into the out-queue tiles."""
+    if dtype == 2:
+        w_var = cast_bf16_to_f32(var)
+        w_m = cast_bf16_to_f32(m)
+        w_v = cast_bf16_to_f32(v)
+        w_g = cast_bf16_to_f32(g)
+        if amsgrad:
+            w_mgn = cast_bf16_to_f32(mgn)
+    else:
+        w_var = cast_f16_to_f32(var)
+        w_m = cast_f16_to_f32(m)
+        w_v = cast_f16_to_f32(v)
+        w_g = cast_f16_to_f32(g)
+        if amsgrad:
+            w_mgn = cast_f16_to_f32(mgn)
+    adamw_update(w_var, w_m, w_v, w_g, w_mgn, w_var, w_m, w_v, t1, t2, variant, amsgrad, maximize,
+                 beta1, beta2, epsilon, decay, b2o, step, one)
+    if dtype == 2:
+        var_o = cast_f32_to_bf16(w_var)
+        m_o = cast_f32_to_bf16(w_m)
+        v_o = cast_f32_to_bf16(w_v)
+    else:
+        var_o = cast_f32_to_f16(w_var)
+        m_o = cast_f32_to_f16(w_m)
+        v_o = cast_f32_to_f16(w_v)
 
 
 @jit(always_inline=True)
@@ -50,7 +127,6 @@ def _as_f32(value):
 @kernel(tiling_key=AdamWKey, nrt=False)
 def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v_out, fused, t):
     amsgrad = Amsgrad == 1
-    maximize = Maximize == 1
     # Init: this lane's blocks (big/small split) and every UB buffer, bound once.
     start, end = big_small_lane_range(ctx, t.bigCores, t.smallBlocks, t.blockElems, t.totalLength)
     tile = t.tileDataNum
@@ -60,6 +136,8 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
     in_g = alloc_buffer(ctx, 2 * tile, IO)
     if amsgrad:
         in_mgn = alloc_buffer(ctx, 2 * tile, IO)
+    else:
+        in_mgn = alloc_buffer(ctx, 0, IO)  # no max_grad_norm without amsgrad: empty, never read
     out_var = alloc_buffer(ctx, 2 * tile, IO)
     out_m = alloc_buffer(ctx, 2 * tile, IO)
     out_v = alloc_buffer(ctx, 2 * tile, IO)
@@ -70,6 +148,8 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
         w_g = alloc_buffer(ctx, tile, np.float32)
         if amsgrad:
             w_mgn = alloc_buffer(ctx, tile, np.float32)
+        else:
+            w_mgn = alloc_buffer(ctx, 0, np.float32)
         t1 = alloc_buffer(ctx, tile, np.float32)
         t2 = alloc_buffer(ctx, tile, np.float32)
     else:
@@ -98,7 +178,6 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
         n = min(tile, end - pos)
         n_al = (n + t.blockElems - 1) // t.blockElems * t.blockElems
         q = slot * tile
-        strip = fusion_strip(ctx, n_al, FUSED_BYTES_PER_ELEMENT) if fused else n_al
         # CopyIn: whole blocks (the last may read GM padding; those lanes are never written back).
         data_copy(ctx, in_var, q, var, pos, n_al)
         data_copy(ctx, in_m, q, m, pos, n_al)
@@ -106,100 +185,25 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
         data_copy(ctx, in_g, q, grad, pos, n_al)
         if amsgrad:
             data_copy(ctx, in_mgn, q, max_grad_norm, pos, n_al)
-        # The next tile's CopyIn, which the device's MTE2 runs during this tile's Compute.
+        # The next tile's CopyIn, which the device's MTE2 runs during this tile's Compute: fetched
+        # over the Compute's vector ops.
         ahead = min(tile, end - pos - n)
         if ahead > 0:
-            # Spread over every op of every strip of this tile's Compute.
-            spread = COMPUTE_OPS * (-(-n_al // strip))
-            preload(ctx, var, pos + n, ahead, spread)
-            preload(ctx, m, pos + n, ahead, spread)
-            preload(ctx, v, pos + n, ahead, spread)
-            preload(ctx, grad, pos + n, ahead, spread)
+            preload(ctx, var, pos + n, ahead, COMPUTE_OPS)
+            preload(ctx, m, pos + n, ahead, COMPUTE_OPS)
+            preload(ctx, v, pos + n, ahead, COMPUTE_OPS)
+            preload(ctx, grad, pos + n, ahead, COMPUTE_OPS)
             if amsgrad:
-                preload(ctx, max_grad_norm, pos + n, ahead, spread)
-        # Compute, with tile fusion: every op over one L1-sized strip of the tile, then the next
-        # strip (unfused: one strip, the whole tile).  Each op as the device runs it, in its order.
-        for s in range(0, n_al, strip):
-            k = min(strip, n_al - s)
-            ts1, ts2 = t1[s:], t2[s:]
-            # Compute tensors: the queue slots themselves, or fp32 work tiles cast from them.
-            if CAST:
-                if DTYPE == 1:
-                    cast_f16_to_f32(ctx, w_var[s:], in_var[q + s:], k)
-                    cast_f16_to_f32(ctx, w_m[s:], in_m[q + s:], k)
-                    cast_f16_to_f32(ctx, w_v[s:], in_v[q + s:], k)
-                    cast_f16_to_f32(ctx, w_g[s:], in_g[q + s:], k)
-                    if amsgrad:
-                        cast_f16_to_f32(ctx, w_mgn[s:], in_mgn[q + s:], k)
-                else:
-                    cast_bf16_to_f32(ctx, w_var[s:], in_var[q + s:], k)
-                    cast_bf16_to_f32(ctx, w_m[s:], in_m[q + s:], k)
-                    cast_bf16_to_f32(ctx, w_v[s:], in_v[q + s:], k)
-                    cast_bf16_to_f32(ctx, w_g[s:], in_g[q + s:], k)
-                    if amsgrad:
-                        cast_bf16_to_f32(ctx, w_mgn[s:], in_mgn[q + s:], k)
-                var_c, m_c, v_c, g_c = w_var[s:], w_m[s:], w_v[s:], w_g[s:]
-                var_o, m_o, v_o = var_c, m_c, v_c  # results overwrite the work tiles in place
-                if amsgrad:
-                    mgn_c = w_mgn[s:]
-            else:
-                var_c, m_c, v_c, g_c = in_var[q + s:], in_m[q + s:], in_v[q + s:], in_g[q + s:]
-                var_o, m_o, v_o = out_var[q + s:], out_m[q + s:], out_v[q + s:]
-                if amsgrad:
-                    mgn_c = in_mgn[q + s:]
-
-            if maximize:
-                muls(ctx, g_c, g_c, -one, k)
-            if VARIANT == 0:  # seed / TBE order
-                muls(ctx, ts1, m_c, beta1, k)                       # m*b1
-                muls(ctx, ts2, g_c, beta1 - one, k)                 # (b1-1)*gt
-                sub(ctx, m_o, ts1, ts2, k)
-                muls(ctx, ts1, v_c, beta2, k)                       # v*b2
-                muls(ctx, ts2, g_c, beta2 - one, k)                 # (b2-1)*gt
-                mul(ctx, ts2, ts2, g_c, k)                          # ((b2-1)*gt)*gt
-                sub(ctx, v_o, ts1, ts2, k)
-                muls(ctx, var_o, var_c, decay, k)                   # var_t
-                if amsgrad:
-                    vmax(ctx, ts1, mgn_c, v_o, k)
-                    muls(ctx, ts1, ts1, -one, k)                    # -x
-                else:
-                    muls(ctx, ts1, v_o, -one, k)
-                duplicate(ctx, ts2, b2o - one, k)
-                div(ctx, ts1, ts1, ts2, k)                          # (-x)/(b2o-1)
-                vsqrt(ctx, ts1, ts1, k)
-                adds(ctx, ts1, ts1, epsilon, k)                     # denom
-                div(ctx, ts2, m_o, ts1, k)                          # m_out/denom
-                muls(ctx, ts2, ts2, step, k)                        # (lr/(b1o-1)) * ...
-                add(ctx, var_o, var_o, ts2, k)
-            else:  # A2 order
-                muls(ctx, ts1, m_c, beta1, k)                       # m*b1
-                muls(ctx, ts2, g_c, one - beta1, k)                 # g*(1-b1)
-                add(ctx, m_o, ts1, ts2, k)
-                mul(ctx, ts2, g_c, g_c, k)                          # g*g
-                muls(ctx, ts2, ts2, one - beta2, k)                 # (g*g)*(1-b2)
-                muls(ctx, ts1, v_c, beta2, k)                       # v*b2
-                add(ctx, v_o, ts1, ts2, k)
-                muls(ctx, var_o, var_c, decay, k)
-                if amsgrad:
-                    vmax(ctx, ts1, mgn_c, v_o, k)
-                    muls(ctx, ts1, ts1, one / (one - b2o), k)       # x * (1/(1-b2o))
-                else:
-                    muls(ctx, ts1, v_o, one / (one - b2o), k)
-                vsqrt(ctx, ts1, ts1, k)
-                adds(ctx, ts1, ts1, epsilon, k)
-                div(ctx, ts2, m_o, ts1, k)                          # m/denom
-                muls(ctx, ts2, ts2, step, k)                        # * (lr/(b1o-1))
-                add(ctx, var_o, var_o, ts2, k)
-
-            if CAST:  # round once, into the out-queue slots
-                if DTYPE == 1:
-                    cast_f32_to_f16(ctx, out_var[q + s:], var_o, k)
-                    cast_f32_to_f16(ctx, out_m[q + s:], m_o, k)
-                    cast_f32_to_f16(ctx, out_v[q + s:], v_o, k)
-                else:
-                    cast_f32_to_bf16(ctx, out_var[q + s:], var_o, k)
-                    cast_f32_to_bf16(ctx, out_m[q + s:], m_o, k)
-                    cast_f32_to_bf16(ctx, out_v[q + s:], v_o, k)
+                preload(ctx, max_grad_norm, pos + n, ahead, COMPUTE_OPS)
+        # Compute: one vector program over this tile's queue slots (fused: one pass).
+        if CAST:
+            adamw_update_in_fp32(ctx, n_al, fused, in_var[q:], in_m[q:], in_v[q:], in_g[q:], in_mgn[q:],
+                                 out_var[q:], out_m[q:], out_v[q:], w_var, w_m, w_v, w_g, w_mgn, t1, t2,
+                                 DTYPE, VARIANT, Amsgrad, Maximize, beta1, beta2, epsilon, decay, b2o, step, one)
+        else:
+            adamw_update(ctx, n_al, fused, in_var[q:], in_m[q:], in_v[q:], in_g[q:], in_mgn[q:], out_var[q:],
+                         out_m[q:], out_v[q:], t1, t2, VARIANT, Amsgrad, Maximize, beta1, beta2, epsilon, decay, b2o,
+                         step, one)
         # CopyOut: exactly this tile's elements.
         if n == n_al:
             data_copy(ctx, var_out, pos, out_var, q, n)

@@ -1,0 +1,275 @@
+"""Tile fusion (kernels.vector_program): a fused program gives the bits of its ops run one by one,
+on every fp16 and special fp32 value, in every lane mode; bad programs are refused by name."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ascend_numba.config import FUSION_BLOCK
+from ascend_numba.kernels import (
+    KernelCheckError, VectorProgramError, add, adds, alloc_buffer, cast_bf16_to_f32, cast_f16_to_f32,
+    cast_f32_to_bf16, cast_f32_to_f16, constant, data_copy, div, duplicate, kernel, mul, muls, sub, vector_program,
+    vmax, vsqrt,
+)
+
+DT = constant("DT", "tile element type: float32, or uint16 holding fp16")
+FLAG = constant("FLAG", "the programs' flag as a compile-time constant")
+STATIC = constant("STATIC", "1: the flag is passed as the constant FLAG, 0: as the run-time argument")
+N = 1 << 16  # every fp16 bit pattern once
+TILE = 2048  # elements per UB tile (the kernels loop over N / TILE tiles)
+assert (TILE - 32) % FUSION_BLOCK != 0  # the programs' calls end with a part block
+
+
+@vector_program(temps=("t",))
+def scale_shift(x, out, t, a, b):
+    """out = x * a + b, in place when out is x."""
+    t = muls(x, a)
+    out = adds(t, b)
+
+
+@vector_program(temps=("t", "u"))
+def every_op(x, y, z, o1, o2, t, u, flag, a, b):
+    t = mul(x, y)
+    u = div(t, z)
+    t = sub(u, x)
+    u = vmax(t, z)                # a select: may pass a signalling NaN through
+    if flag == 1:
+        o1 = vsqrt(u)
+    else:
+        o1 = duplicate(a - b)
+    scale_shift(o1, o1, t, -a, b)  # a program inlined, its x and out the same tile
+    o2 = add(o1, x)
+    if flag == 1:
+        x = muls(x, b)            # an input tile updated on one path only
+
+
+@vector_program(temps=("w_x", "w_y", "t"))
+def through_fp32(x, y, out, w_x, w_y, t, bf16, a):
+    """16-bit tiles computed in fp32 and rounded once."""
+    if bf16:
+        w_x = cast_bf16_to_f32(x)
+        w_y = cast_bf16_to_f32(y)
+    else:
+        w_x = cast_f16_to_f32(x)
+        w_y = cast_f16_to_f32(y)
+    t = mul(w_x, w_y)
+    t = muls(t, a)
+    if bf16:
+        out = cast_f32_to_bf16(t)
+    else:
+        out = cast_f32_to_f16(t)
+
+
+@kernel(nrt=False)
+def programs(ctx, x, y, z, o1, o2, n, fuse, flag):
+    xs = alloc_buffer(ctx, TILE, DT)
+    ys = alloc_buffer(ctx, TILE, DT)
+    zs = alloc_buffer(ctx, TILE, DT)
+    r1 = alloc_buffer(ctx, TILE, DT)
+    r2 = alloc_buffer(ctx, TILE, DT)
+    t = alloc_buffer(ctx, TILE, DT)
+    u = alloc_buffer(ctx, TILE, DT)
+    for pos in range(0, n, TILE):
+        data_copy(ctx, xs, 0, x, pos, TILE)
+        data_copy(ctx, ys, 0, y, pos, TILE)
+        data_copy(ctx, zs, 0, z, pos, TILE)
+        # Two calls: whole fused blocks and a part block at the end, then a call shorter than a block.
+        k = TILE - 32
+        if STATIC == 1:
+            every_op(ctx, k, fuse, xs, ys, zs, r1, r2, t, u, FLAG, np.float32(0.75), np.float32(-3.0))
+            every_op(ctx, 32, fuse, xs[k:], ys[k:], zs[k:], r1[k:], r2[k:], t, u, FLAG, np.float32(0.75),
+                     np.float32(-3.0))
+        else:
+            every_op(ctx, k, fuse, xs, ys, zs, r1, r2, t, u, flag, np.float32(0.75), np.float32(-3.0))
+            every_op(ctx, 32, fuse, xs[k:], ys[k:], zs[k:], r1[k:], r2[k:], t, u, flag, np.float32(0.75),
+                     np.float32(-3.0))
+        data_copy(ctx, o1, pos, r1, 0, TILE)
+        data_copy(ctx, o2, pos, r2, 0, TILE)
+        data_copy(ctx, x, pos, xs, 0, TILE)
+
+
+@kernel(nrt=False)
+def widened(ctx, x, y, out, n, fuse, bf16):
+    xs = alloc_buffer(ctx, TILE, np.uint16)
+    ys = alloc_buffer(ctx, TILE, np.uint16)
+    os = alloc_buffer(ctx, TILE, np.uint16)
+    w_x = alloc_buffer(ctx, TILE, np.float32)
+    w_y = alloc_buffer(ctx, TILE, np.float32)
+    t = alloc_buffer(ctx, TILE, np.float32)
+    for pos in range(0, n, TILE):
+        data_copy(ctx, xs, 0, x, pos, TILE)
+        data_copy(ctx, ys, 0, y, pos, TILE)
+        through_fp32(ctx, TILE, fuse, xs, ys, os, w_x, w_y, t, bf16, np.float32(1.5))
+        data_copy(ctx, out, pos, os, 0, TILE)
+
+
+def _operands(dtype):
+    """x, y, z of N elements: for fp16 every bit pattern (NaNs, signalling ones, infinities,
+    subnormals) in three orders; for fp32 normal values mixed with the same kinds of specials."""
+    rng = np.random.default_rng(7)
+    if dtype == np.uint16:
+        x = np.arange(N, dtype=np.uint16)
+        return x, rng.permutation(x), rng.permutation(x)
+    special = np.array([0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7F800001,
+                        0x7FA00000, 0x00000001, 0x807FFFFF, 0x7F7FFFFF, 0x3F800000], np.uint32).view(np.float32)
+    x, y, z = (rng.standard_normal(N).astype(np.float32) * 10 for _ in range(3))
+    for a in (x, y, z):
+        a[rng.integers(0, N, 4096)] = rng.choice(special, 4096)
+    return x, y, z
+
+
+def _run(dtype, mode, fuse, flag, static):
+    x, y, z = (a.copy() for a in _operands(dtype))
+    o1, o2 = np.empty_like(x), np.empty_like(x)
+    programs.launch(x, y, z, o1, o2, N, int(fuse), flag, block_dim=1, datatype={"DT": dtype, "FLAG": flag,
+                    "STATIC": int(static)}, trace=mode == "traced", checked=mode == "checked")
+    return [a.view(np.uint32 if a.itemsize == 4 else np.uint16) for a in (x, o1, o2)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.uint16], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("flag", [0, 1])
+@pytest.mark.parametrize("static", [True, False], ids=["flag constant", "flag at run time"])
+def test_a_fused_program_gives_the_bits_of_its_ops_one_by_one(dtype, flag, static):
+    op_by_op = _run(dtype, "plain", False, flag, static)
+    for mode, fuse in (("plain", True), ("traced", True), ("checked", True)):
+        got = _run(dtype, mode, fuse, flag, static)
+        for name, g, r in zip(("x", "o1", "o2"), got, op_by_op):
+            bad = np.flatnonzero(g != r)
+            assert bad.size == 0, f"{mode}: {name} differs at {bad[:4]}: {g[bad[:4]]} vs {r[bad[:4]]}"
+
+
+def test_the_op_by_op_program_is_the_numpy_arithmetic():
+    """The unfused ops themselves against NumPy float32 (flag 1, no NaNs: payloads are the CPU's)."""
+    rng = np.random.default_rng(3)
+    x, y = rng.uniform(0.5, 2, N).astype(np.float32), rng.uniform(0.5, 2, N).astype(np.float32)
+    z = rng.uniform(0.5, 2, N).astype(np.float32)
+    x_in, o1, o2 = x.copy(), np.empty_like(x), np.empty_like(x)
+    programs.launch(x_in, y, z, o1, o2, N, 1, 1, block_dim=1, datatype={"DT": np.float32, "FLAG": 1, "STATIC": 1})
+    a, b = np.float32(0.75), np.float32(-3.0)
+    u = np.maximum((x * y) / z - x, z)
+    expected_o1 = np.sqrt(u) * -a + b
+    assert np.array_equal(o1, expected_o1) and np.array_equal(o2, expected_o1 + x)
+    assert np.array_equal(x_in, x * b)
+
+
+@pytest.mark.parametrize("bf16", [0, 1], ids=["fp16", "bf16"])
+def test_casts_fuse_with_the_arithmetic(bf16):
+    dtype = ml_dtypes.bfloat16 if bf16 else np.float16
+    x = np.arange(N, dtype=np.uint16)
+    y = np.random.default_rng(1).permutation(x)
+    fused, op_by_op = np.empty_like(x), np.empty_like(x)
+    widened.launch(x, y, fused, N, 1, bf16, block_dim=1)
+    widened.launch(x, y, op_by_op, N, 0, bf16, block_dim=1)
+    assert fused.tobytes() == op_by_op.tobytes()
+    finite = np.isfinite(x.view(dtype)) & np.isfinite(y.view(dtype))
+    with np.errstate(all="ignore"):
+        expected = ((x.view(dtype).astype(np.float32) * y.view(dtype).astype(np.float32))
+                    * np.float32(1.5)).astype(dtype)
+    assert np.array_equal(fused.view(dtype)[finite], expected[finite])
+
+
+@kernel(nrt=False)
+def overlapping(ctx, x, out, n, fuse):
+    xs = alloc_buffer(ctx, 2 * n, np.float32)
+    t = alloc_buffer(ctx, n, np.float32)
+    data_copy(ctx, xs, 0, x, 0, 2 * n)
+    scale_shift(ctx, n, fuse, xs, xs[8:], t, np.float32(2.0), np.float32(1.0))  # out overlaps x, shifted
+    data_copy(ctx, out, 0, xs, 0, 2 * n)
+
+
+def test_overlapping_tiles_run_op_by_op():
+    """Fused, out = x[8:] would read elements already written: the program runs its ops one by one."""
+    x = np.arange(2048, dtype=np.float32)
+    fused, op_by_op = np.empty_like(x), np.empty_like(x)
+    overlapping.launch(x, fused, 1024, 1, block_dim=1)
+    overlapping.launch(x, op_by_op, 1024, 0, block_dim=1)
+    assert fused.tobytes() == op_by_op.tobytes()
+    expected = x.copy()
+    expected[8:1032] = x[:1024] * 2 + 1
+    assert np.array_equal(fused, expected)
+
+
+@kernel(nrt=False)
+def temp_after_the_program(ctx, x, out, temp, n, fuse):
+    xs = alloc_buffer(ctx, n, np.float32)
+    o = alloc_buffer(ctx, n, np.float32)
+    t = alloc_buffer(ctx, n, np.float32)
+    data_copy(ctx, xs, 0, x, 0, n)
+    duplicate(ctx, t, np.float32(-7.0), n)
+    scale_shift(ctx, n, fuse, xs, o, t, np.float32(2.0), np.float32(1.0))
+    data_copy(ctx, out, 0, o, 0, n)
+    data_copy(ctx, temp, 0, t, 0, n)
+
+
+@pytest.mark.parametrize("mode", ["plain", "traced", "checked"])
+def test_fused_temps_stay_in_registers(mode):
+    """Plain lanes run the program as one pass: its temp tile is never written (it is dead once
+    the program ends); op by op, and in traced and checked lanes, the temp holds x * a."""
+    x = np.arange(1024, dtype=np.float32)
+    for fuse in (1, 0):
+        out, temp = np.empty_like(x), np.empty_like(x)
+        temp_after_the_program.launch(x, out, temp, 1024, fuse, block_dim=1, trace=mode == "traced",
+                                      checked=mode == "checked")
+        assert np.array_equal(out, x * 2 + 1)
+        fused = fuse == 1 and mode == "plain"
+        assert np.array_equal(temp, np.full_like(x, -7.0) if fused else x * 2), (mode, fuse)
+
+
+@kernel(nrt=False)
+def past_the_tile(ctx, x, out, n):
+    xs = alloc_buffer(ctx, n, np.float32)
+    o = alloc_buffer(ctx, n, np.float32)
+    t = alloc_buffer(ctx, n // 2, np.float32)
+    data_copy(ctx, xs, 0, x, 0, n)
+    scale_shift(ctx, n, 1, xs, o, t, np.float32(2.0), np.float32(1.0))
+    data_copy(ctx, out, 0, o, 0, n)
+
+
+def test_checked_mode_names_the_op_of_a_fused_program():
+    x = np.ones(256, np.float32)
+    with pytest.raises(KernelCheckError, match=r"lane 0, Muls: \[ub-outside-buffer\] dst"):
+        past_the_tile.launch(x, np.empty_like(x), 256, block_dim=1, checked=True)
+
+
+def _program_error(source: str, match: str):
+    scope = {"vector_program": vector_program, "scale_shift": scale_shift}
+    path = f"<fusion test {abs(hash(source))}>"
+    import linecache
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    with pytest.raises(VectorProgramError, match=match):
+        exec(compile(source, path, "exec"), scope)
+
+
+@pytest.mark.parametrize("source, match", [
+    ("@vector_program\ndef p(x, o):\n    o = exp(x)\n", "'exp' is not a vector op"),
+    ("@vector_program\ndef p(x, o):\n    o = muls(x, 2.0)\n", "a number is not allowed"),
+    ("@vector_program\ndef p(x, o, a):\n    o = muls(x, a)\n    o = add(o, a)\n", "'a' is used both"),
+    ("@vector_program\ndef p(x, o):\n    q = muls(x, x)\n", "'q' is not a parameter"),
+    ("@vector_program\ndef p(x, o, a):\n    o = add(x)\n", "add takes 2 tile"),
+    ("@vector_program\ndef p(x, o, a):\n    for i in a:\n        o = add(x, x)\n", "each line is"),
+    ("@vector_program\ndef p(x, ctx):\n    ctx = add(x, x)\n", "reserved"),
+    ("@vector_program\ndef p(x, o, t, a):\n    scale_shift(x, o, t, a)\n", "scale_shift takes 5 arguments"),
+    ("@vector_program(temps=('a',))\ndef p(x, o, a):\n    o = muls(x, a)\n", "temp 'a' is not a tile"),
+])
+def test_a_program_that_cannot_compile_is_refused_when_decorated(source, match):
+    _program_error(source, match)
+
+
+@vector_program(temps=("t",))
+def reads_a_temp_first(x, o, t):
+    o = add(t, x)
+
+
+@kernel(nrt=False)
+def uses_reads_a_temp_first(ctx, x, n):
+    xs = alloc_buffer(ctx, n, np.float32)
+    t = alloc_buffer(ctx, n, np.float32)
+    data_copy(ctx, xs, 0, x, 0, n)
+    reads_a_temp_first(ctx, n, 1, xs, xs, t)
+
+
+def test_a_temp_read_before_it_is_written_is_refused_when_compiled():
+    with pytest.raises(Exception, match="temp 't' may be read before it is written"):
+        uses_reads_a_temp_first.launch(np.ones(8, np.float32), 8, block_dim=1)
