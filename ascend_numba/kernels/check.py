@@ -49,17 +49,26 @@ __all__ = ["checked_rule", "rule_table", "violation", "failed", "count_ok", "is_
            "first_unwritten", "mark_epoch", "mark_written", "mark_blocks_written", "ub_range_ok", "ub_aligned",
            "ub_read_ok", "ub_blocks_read_ok", "is_local_operand",
            "set_garbage", "first_garbage", "move_garbage", "propagate_garbage", "carries_garbage", "carry_garbage",
-           "gm_range", "claim", "note_read", "end_phase"]
+           "gm_range", "claim", "note_read", "end_phase", "GRANULE", "MIXED", "REGION_OWNER_SUM",
+           "REGION_READER_SUM"]
 
 # A GM argument's row: address, bytes, owner map, bytes a read may reach (with GM padding), owner
 # width, backup, bytes a write may reach (the padding only where the view ends its allocation),
 # garbage map (per byte: the primitive that left garbage there, 0 if clean), whether any has,
 # reader map (like the owner map, for reads), whether a lane wrote it and whether one read it since
-# the last SyncAll (when not, the other map need not be scanned), which maps the launch wrote.
+# the last SyncAll (when not, the other map need not be scanned), which maps the launch wrote, and
+# the owner and reader summaries (one int32 per GRANULE bytes, see below).
 (REGION_ADDR, REGION_BYTES, REGION_OWNER, REGION_PADDED, REGION_OWNER_WIDTH, REGION_BACKUP,
  REGION_WRITABLE, REGION_GARBAGE, REGION_DIRTY, REGION_READER, REGION_WRITTEN, REGION_READ,
- REGION_TOUCHED) = range(13)
-REGION_COLS = 13
+ REGION_TOUCHED, REGION_OWNER_SUM, REGION_READER_SUM) = range(15)
+REGION_COLS = 15
+# The owner and reader maps are summarized per granule of GRANULE bytes: a summary holds the one
+# mark every byte of its granule has (0: nobody), or MIXED: the granule's bytes in the byte map say.
+# A copy that covers whole granules updates their summaries alone (a 16 MB output written in rows
+# touches 64 K summaries, not 32 MB of maps), and a launch clears only the summaries: a byte map
+# is read only for MIXED granules, and a granule becomes MIXED by filling its bytes first.
+GRANULE = 256
+MIXED = -1
 TOUCHED_OWNER, TOUCHED_READER = 1, 2  # REGION_TOUCHED bits: the maps a launch wrote (cleared after it)
 RULE_GM_BOUNDS, RULE_UB_OUTSIDE_UB, RULE_UB_OUTSIDE_BUFFER, RULE_UB_ADDRESS_ALIGN, RULE_UB_UNINITIALIZED, \
     RULE_GM_WRITE_RACE, RULE_COUNT, RULE_GM_CROSS_CORE_READ, RULE_GM_WRITE_AFTER_READ, RULE_REDUNDANT_LOAD = (
@@ -593,11 +602,125 @@ def claim(ctx, prim, r, lo, pitch, block_len, block_count):
     ext = min((block_count - 1) * pitch + block_len, _region_field(ctx, r, REGION_BYTES) - lo)
     if ext <= 0:
         return True  # bytes in the padding have no owner
-    if pitch == block_len:  # gapless: one block
-        pitch = block_len = ext
     _store_i64(ctx.regions_addr, r * REGION_COLS + REGION_WRITTEN, 1)
     _touch(ctx, r, TOUCHED_OWNER)
     read = _region_field(ctx, r, REGION_READ) != 0
+    if pitch != block_len and block_count > 1:  # strided blocks: byte by byte
+        _materialize(ctx, r, REGION_OWNER_SUM, lo, ext)
+        if read:
+            _materialize(ctx, r, REGION_READER_SUM, lo, ext)
+        return _claim_bytes(ctx, prim, r, lo, pitch, block_len, block_count, read)
+    head, w0, w1, tail = _granules(ctx, r, lo, ext)
+    # In address order, so the first violation is the first byte that breaks a rule.
+    if head > lo and not _claim_part(ctx, prim, r, lo, head - lo, read):
+        return False
+    osum = _summaries(ctx, r, REGION_OWNER_SUM)
+    rsum = _summaries(ctx, r, REGION_READER_SUM)
+    me = ctx.block_idx + 1
+    top = _top_mark(ctx, r)
+    backup = _region_field(ctx, r, REGION_BACKUP)
+    for g in range(w0, w1):
+        o = osum[g]
+        q = rsum[g] if read else 0
+        if o == MIXED or q == MIXED:
+            if not _claim_part(ctx, prim, r, g * GRANULE, _granule_end(ctx, r, g) - g * GRANULE, read):
+                return False
+            osum[g] = me
+            continue
+        if o != 0 and o != me and o != top:
+            violation(ctx, RULE_GM_WRITE_RACE, prim, OPERAND_DST, r, g * GRANULE, o - 1, 0, 0)
+            return False
+        if q != 0 and q != me:
+            violation(ctx, RULE_GM_WRITE_AFTER_READ, prim, OPERAND_DST, r, g * GRANULE, -1 if q == top else q - 1,
+                      0, 0)
+            return False
+        if backup != 0 and o == 0:  # the first write of the granule: its old bytes
+            _save_bytes(ctx, r, g * GRANULE, _granule_end(ctx, r, g))
+        osum[g] = me
+    if w1 > w0 and tail < lo + ext:
+        return _claim_part(ctx, prim, r, tail, lo + ext - tail, read)
+    return True
+
+
+@jit(always_inline=True, _nrt=True)  # returns an array view (an array value needs the runtime)
+def _summaries(ctx, r, col):
+    n = (_region_field(ctx, r, REGION_BYTES) + GRANULE - 1) // GRANULE
+    return carray(_voidptr(_region_field(ctx, r, col)), n, np.int32)
+
+
+@jit(always_inline=True)
+def _top_mark(ctx, r):
+    return 0xFF if _region_field(ctx, r, REGION_OWNER_WIDTH) == 1 else 0xFFFF
+
+
+@jit(always_inline=True)
+def _granule_end(ctx, r, g):
+    return min((g + 1) * GRANULE, _region_field(ctx, r, REGION_BYTES))
+
+
+@jit(always_inline=True)
+def _granules(ctx, r, lo, ext):
+    """The range ``[lo, lo + ext)`` as (end of the part before the first whole granule, whole
+    granules [w0, w1), start of the part after them); without a whole granule the first part
+    is the whole range."""
+    hi = lo + ext
+    w0 = (lo + GRANULE - 1) // GRANULE
+    last = (hi - 1) // GRANULE
+    w1 = last + 1 if _granule_end(ctx, r, last) <= hi else last
+    if w0 >= w1:
+        return hi, 0, 0, hi
+    return min(w0 * GRANULE, hi), w0, w1, max(w1 * GRANULE, lo)
+
+
+@jit(_nrt=True)  # builds carray views
+def _materialize(ctx, r, col, lo, ext):
+    """The granules holding ``[lo, lo + ext)`` of the owner (``col`` REGION_OWNER_SUM) or reader
+    map made MIXED: each granule's summary mark written into its bytes first."""
+    sums = _summaries(ctx, r, col)
+    width = _region_field(ctx, r, REGION_OWNER_WIDTH)
+    base = _region_field(ctx, r, REGION_OWNER if col == REGION_OWNER_SUM else REGION_READER)
+    for g in range(lo // GRANULE, (lo + ext - 1) // GRANULE + 1):
+        mark = sums[g]
+        if mark == MIXED:
+            continue
+        start, end = g * GRANULE, _granule_end(ctx, r, g)
+        if width == 1:
+            m8 = carray(_voidptr(base + start), end - start, np.uint8)
+            v8 = np.uint8(mark)
+            for i in range(m8.size):
+                m8[i] = v8
+        else:
+            m16 = carray(_voidptr(base + 2 * start), end - start, np.uint16)
+            v16 = np.uint16(mark)
+            for i in range(m16.size):
+                m16[i] = v16
+        sums[g] = MIXED
+
+
+@jit(_nrt=True)  # builds carray views
+def _save_bytes(ctx, r, start, end):
+    """Bytes ``[start, end)`` of argument ``r`` into its backup, as they are."""
+    data = carray(_voidptr(_region_field(ctx, r, REGION_ADDR) + start), end - start, np.uint8)
+    backup = carray(_voidptr(_region_field(ctx, r, REGION_BACKUP) + start), end - start, np.uint8)
+    for i in range(data.size):
+        backup[i] = data[i]
+
+
+@jit
+def _claim_part(ctx, prim, r, lo, ext, read):
+    """One gapless range claimed byte by byte, its granules made MIXED first."""
+    _materialize(ctx, r, REGION_OWNER_SUM, lo, ext)
+    if read:
+        _materialize(ctx, r, REGION_READER_SUM, lo, ext)
+    return _claim_bytes(ctx, prim, r, lo, ext, ext, 1, read)
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def _claim_bytes(ctx, prim, r, lo, pitch, block_len, block_count, read):
+    """:func:`claim` on the byte maps (their granules MIXED)."""
+    ext = min((block_count - 1) * pitch + block_len, _region_field(ctx, r, REGION_BYTES) - lo)
+    if pitch == block_len:  # gapless: one block
+        pitch = block_len = ext
     width = _region_field(ctx, r, REGION_OWNER_WIDTH)
     owner = _voidptr(_region_field(ctx, r, REGION_OWNER) + lo * width)
     reader = _voidptr(_region_field(ctx, r, REGION_READER) + lo * width)
@@ -727,14 +850,47 @@ def note_read(ctx, prim, r, lo, pitch, block_len, block_count):
     ext = min((block_count - 1) * pitch + block_len, _region_field(ctx, r, REGION_BYTES) - lo)
     if ext <= 0:
         return True  # GM padding: nobody writes it
+    written = _region_field(ctx, r, REGION_WRITTEN) != 0
+    _store_i64(ctx.regions_addr, r * REGION_COLS + REGION_READ, 1)
+    _touch(ctx, r, TOUCHED_READER)
+    if pitch != block_len and block_count > 1:  # strided blocks: byte by byte
+        return _note_part(ctx, prim, r, lo, pitch, block_len, block_count, ext, written)
+    head, w0, w1, tail = _granules(ctx, r, lo, ext)
+    if head > lo and not _note_part(ctx, prim, r, lo, head - lo, head - lo, 1, head - lo, written):
+        return False
+    osum = _summaries(ctx, r, REGION_OWNER_SUM)
+    rsum = _summaries(ctx, r, REGION_READER_SUM)
+    me = ctx.block_idx + 1
+    top = _top_mark(ctx, r)
+    for g in range(w0, w1):
+        o = osum[g] if written else 0
+        if o == MIXED or rsum[g] == MIXED:
+            n = _granule_end(ctx, r, g) - g * GRANULE
+            if not _note_part(ctx, prim, r, g * GRANULE, n, n, 1, n, written):
+                return False
+            continue
+        if o != 0 and o != me and o != top:
+            violation(ctx, RULE_GM_CROSS_CORE_READ, prim, OPERAND_SRC, r, g * GRANULE, o - 1, 0, 0)
+            return False
+        q = rsum[g]
+        rsum[g] = me if q == 0 or q == me else top
+    if w1 > w0 and tail < lo + ext:
+        n = lo + ext - tail
+        return _note_part(ctx, prim, r, tail, n, n, 1, n, written)
+    return True
+
+
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+def _note_part(ctx, prim, r, lo, pitch, block_len, block_count, ext, written):
+    """:func:`note_read` byte by byte over the ``ext`` bytes from ``lo``, their granules made MIXED."""
+    if written:
+        _materialize(ctx, r, REGION_OWNER_SUM, lo, ext)
+    _materialize(ctx, r, REGION_READER_SUM, lo, ext)
     if pitch == block_len:  # gapless: one block
         pitch = block_len = ext
     width = _region_field(ctx, r, REGION_OWNER_WIDTH)
     owner = _voidptr(_region_field(ctx, r, REGION_OWNER) + lo * width)
     reader = _voidptr(_region_field(ctx, r, REGION_READER) + lo * width)
-    written = _region_field(ctx, r, REGION_WRITTEN) != 0
-    _store_i64(ctx.regions_addr, r * REGION_COLS + REGION_READ, 1)
-    _touch(ctx, r, TOUCHED_READER)
     if width == 1:
         return _note_blocks(ctx, prim, r, lo, carray(owner, ext, np.uint8), carray(reader, ext, np.uint8),
                             pitch, block_len, np.uint8(ctx.block_idx + 1), np.uint8(0xFF), written)
@@ -766,23 +922,30 @@ def end_phase(ctx):
     """SyncAll: every lane has reached it, so what they wrote and read before it is ordered with
     what any lane does after it: owners become the "before a SyncAll" marker, readers are forgotten."""
     for r in range(ctx.n_regions):
-        n = _region_field(ctx, r, REGION_BYTES)
-        width = _region_field(ctx, r, REGION_OWNER_WIDTH)
         written = _region_field(ctx, r, REGION_WRITTEN) != 0
         _store_i64(ctx.regions_addr, r * REGION_COLS + REGION_WRITTEN, 0)
         _store_i64(ctx.regions_addr, r * REGION_COLS + REGION_READ, 0)
-        owner = _voidptr(_region_field(ctx, r, REGION_OWNER))
-        reader = _voidptr(_region_field(ctx, r, REGION_READER))
-        if width == 1:
-            _forget(carray(owner, n, np.uint8), carray(reader, n, np.uint8), np.uint8(0xFF), written)
-        else:
-            _forget(carray(owner, n, np.uint16), carray(reader, n, np.uint16), np.uint16(0xFFFF), written)
+        rsum = _summaries(ctx, r, REGION_READER_SUM)
+        for g in range(rsum.size):
+            rsum[g] = 0  # a MIXED granule's bytes stay as they are: a byte map is read only under MIXED
+        if not written:
+            continue
+        osum = _summaries(ctx, r, REGION_OWNER_SUM)
+        top = _top_mark(ctx, r)
+        width = _region_field(ctx, r, REGION_OWNER_WIDTH)
+        for g in range(osum.size):
+            if osum[g] == MIXED:
+                start, end = g * GRANULE, _granule_end(ctx, r, g)
+                owner = _voidptr(_region_field(ctx, r, REGION_OWNER) + start * width)
+                if width == 1:
+                    _forget(carray(owner, end - start, np.uint8), np.uint8(0xFF))
+                else:
+                    _forget(carray(owner, end - start, np.uint16), np.uint16(0xFFFF))
+            elif osum[g] != 0:
+                osum[g] = top
 
 
 @jit(always_inline=True, _nrt=True)  # builds carray views
-def _forget(owner, reader, top, written):
-    if written:
-        for i in range(owner.size):
-            owner[i] = top if owner[i] != 0 else owner[i]
-    for i in range(reader.size):
-        reader[i] = 0
+def _forget(owner, top):
+    for i in range(owner.size):
+        owner[i] = top if owner[i] != 0 else owner[i]

@@ -31,6 +31,7 @@ import sys
 import threading
 import types as pytypes
 import warnings
+from dataclasses import dataclass
 from typing import Callable
 
 import ml_dtypes
@@ -50,7 +51,8 @@ from ..host.tiling_key import tiling_key_schema
 from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
 from ._jit import OVERLOAD_OPTIONS, compiled_code_digest, dispatcher, jit
 from .check import (
-    REGION_COLS, REGION_DIRTY, REGION_TOUCHED, TOUCHED_OWNER, TOUCHED_READER, owner_marks, rule_table,
+    GRANULE, MIXED, REGION_COLS, REGION_DIRTY, REGION_TOUCHED, TOUCHED_OWNER, TOUCHED_READER, owner_marks,
+    rule_table,
 )
 from .lane import (
     ERR_LANE_RAISED, ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS,
@@ -365,13 +367,19 @@ _UB_POOL = _UBPool()
 
 
 class _CheckMapPool(threading.local):
-    """Zeroed bytes for checked launches' owner, reader and garbage maps, reused from launch to
-    launch and cleared where a launch wrote them: a fresh map costs a page fault and the kernel's
-    zeroing per page (0.84 ms for 16 MB, against 0.19 ms to clear a reused one)."""
+    """Bytes for checked launches' maps, reused from launch to launch: a fresh map costs a page
+    fault and the kernel's zeroing per page (0.84 ms for 16 MB, against 0.19 ms to clear a reused
+    one).  The summaries and garbage maps must start zeroed and are cleared where a launch wrote
+    them; the owner and reader byte maps need not (a byte is read only where its granule's summary
+    says MIXED, and a granule is filled before it becomes that), nor do the backups."""
 
     def take(self, nbytes: int) -> np.ndarray:
         """Zeroed bytes (give them back zeroed: see :func:`_clear_maps`)."""
         return self._pooled("buf", nbytes, np.zeros)
+
+    def byte_maps(self, nbytes: int) -> np.ndarray:
+        """Bytes for the owner and reader maps, not zeroed."""
+        return self._pooled("byte_map_buf", nbytes, np.empty)
 
     def backups(self, nbytes: int) -> np.ndarray:
         """Bytes for the backups of the caller's arrays, not zeroed (read only where written)."""
@@ -701,11 +709,11 @@ def _allocation_end(a: np.ndarray) -> int:
 def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, scratch: tuple):
     """The region table of the array arguments (see ``kernels.check``: address, bytes, owner map,
     bytes a read may reach, owner width, backup, bytes a write may reach, garbage map, dirty,
-    reader map, written and read since the last SyncAll, maps touched), the arrays it points into as
-    (array, owner, backup, garbage, reader) (kept alive by the caller, used to restore and to find
-    garbage left), each region's name for messages, and the bytes holding the maps.  Arguments
-    that are the same view (an in-place launch) share one region, named after all, backed up
-    unless every one of them is a fresh output (``scratch``)."""
+    reader map, written and read since the last SyncAll, maps touched, owner and reader
+    summaries), the arrays it points into as :class:`_RegionMaps` (kept alive by the caller,
+    used to restore and to find garbage left), each region's name for messages, and the pooled
+    bytes holding the zeroed maps.  Arguments that are the same view (an in-place launch) share
+    one region, named after all, backed up unless every one of them is a fresh output (``scratch``)."""
     aliases: dict[tuple, list] = {}  # span -> [array, names, whether all are fresh outputs]
     for i, a in enumerate(args):
         if not isinstance(a, np.ndarray):
@@ -717,69 +725,103 @@ def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int,
         group[2] = group[2] and fresh
     dtype, _top = owner_marks(block_dim)
     width = np.dtype(dtype).itemsize
-    # Per argument, 64-byte aligned: owner map, reader map (lane + 1 of each byte's writer and
-    # reader), garbage map (see kernels.check.carry_garbage).
-    spans = [(-(-a.nbytes * width // 64) * 64, -(-a.nbytes // 64) * 64) for a, _, _ in aliases.values()]
-    # 64 bytes of slack past the last map: small blocks are read and written a word at a time.
-    maps = _CHECK_MAPS.take(sum(2 * o + g for o, g in spans) + 64)
-    backups = _CHECK_MAPS.backups(sum(g for (_, g), (_, _, fresh) in zip(spans, aliases.values()) if not fresh)
+
+    def up64(n):
+        return -(-n // 64) * 64
+
+    # Per argument, 64-byte aligned: owner and reader byte maps (lane + 1 of each byte's writer and
+    # reader), garbage map (see kernels.check.carry_garbage), owner and reader summaries (int32 per
+    # granule); 64 bytes of slack past the last map: small blocks are read and written a word at a time.
+    sizes = [(up64(a.nbytes * width), up64(a.nbytes), up64(-(-a.nbytes // GRANULE) * 4)) for a, _, _ in aliases.values()]
+    byte_maps = _CHECK_MAPS.byte_maps(sum(2 * m for m, _, _ in sizes) + 64)
+    maps = _CHECK_MAPS.take(sum(g + 2 * q for _, g, q in sizes) + 64)
+    backups = _CHECK_MAPS.backups(sum(g for (_, g, _), (_, _, fresh) in zip(sizes, aliases.values()) if not fresh)
                                   + 64)
-    rows, kept, names, at, backed = [], [], [], 0, 0
-    for ((start, end), (a, alias_names, fresh)), (o, g) in zip(aliases.items(), spans):
-        owner = maps[at:at + a.nbytes * width].view(dtype)
-        reader = maps[at + o:at + o + a.nbytes * width].view(dtype)
-        garbage = maps[at + 2 * o:at + 2 * o + a.nbytes]
-        at += 2 * o + g
+    rows, kept, names, at_bytes, at, backed = [], [], [], 0, 0, 0
+    for ((start, end), (a, alias_names, fresh)), (m, g, q) in zip(aliases.items(), sizes):
+        owner = byte_maps[at_bytes:at_bytes + a.nbytes * width].view(dtype)
+        reader = byte_maps[at_bytes + m:at_bytes + m + a.nbytes * width].view(dtype)
+        at_bytes += 2 * m
+        garbage = maps[at:at + a.nbytes]
+        granules = -(-a.nbytes // GRANULE)
+        owner_sum = maps[at + g:at + g + 4 * granules].view(np.int32)
+        reader_sum = maps[at + g + q:at + g + q + 4 * granules].view(np.int32)
+        at += g + 2 * q
         backup = None
         if not fresh:
             backup, backed = backups[backed:backed + a.nbytes], backed + g
-        kept.append((a, owner, backup, garbage, reader))
+        kept.append(_RegionMaps(a, owner, owner_sum, backup, garbage, reader_sum))
         # GM padding (see host.check) lies past an allocation's end, not between views of one array.
         padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes
         writable = padded if end == _allocation_end(a) else a.nbytes
         rows.append((start, a.nbytes, _span(owner)[0], padded, width, 0 if backup is None else _span(backup)[0],
-                     writable, _span(garbage)[0], 0, _span(reader)[0], 0, 0, 0))
+                     writable, _span(garbage)[0], 0, _span(reader)[0], 0, 0, 0, _span(owner_sum)[0],
+                     _span(reader_sum)[0]))
         names.append(" = ".join(alias_names))
     regions = np.array(rows, np.int64).reshape(-1, REGION_COLS)
     return regions, kept, names, maps
 
 
+@dataclass
+class _RegionMaps:
+    """A checked launch's maps of one GM argument (see :func:`_gm_regions`)."""
+
+    array: np.ndarray
+    owner: np.ndarray  # byte map, read where owner_sum is MIXED
+    owner_sum: np.ndarray
+    backup: np.ndarray | None
+    garbage: np.ndarray
+    reader_sum: np.ndarray
+
+    def written(self) -> np.ndarray:
+        """Per byte, whether a lane wrote it (its owner is a lane or the before-a-SyncAll mark)."""
+        n = self.array.nbytes
+        whole = np.repeat(self.owner_sum > 0, GRANULE)[:n]
+        mixed = np.repeat(self.owner_sum == MIXED, GRANULE)[:n]
+        return whole | (mixed & (self.owner != 0))
+
+    def writer(self, byte: int) -> int:
+        """The owner mark of one byte."""
+        mark = int(self.owner_sum[byte // GRANULE])
+        return int(self.owner[byte]) if mark == MIXED else mark
+
+
 def _clear_maps(regions: np.ndarray, kept: list, maps: np.ndarray):
-    """Zero what a checked launch wrote in pooled maps, for the next launch."""
+    """Zero what a checked launch wrote in the pooled zeroed maps, for the next launch."""
     if maps.base is None or maps.base is not getattr(_CHECK_MAPS, "buf", None):
         return  # not pooled: dropped with the launch
-    for r, (_array, owner, _backup, garbage, reader) in enumerate(kept):
+    for r, region in enumerate(kept):
         touched = regions[r, REGION_TOUCHED]
         if touched & TOUCHED_OWNER:
-            owner.fill(0)
+            region.owner_sum.fill(0)
         if touched & TOUCHED_READER:
-            reader.fill(0)
+            region.reader_sum.fill(0)
         if regions[r, REGION_DIRTY]:
-            garbage.fill(0)
+            region.garbage.fill(0)
 
 
 def _garbage_left(regions: np.ndarray, kept: list, names: list):
     """The first GM byte a checked launch left garbage in (see ``kernels.check.carry_garbage``),
     as a KernelCheckError naming its writer, or None."""
-    for r, (_array, owner, _backup, garbage, _reader) in enumerate(kept):
+    for r, region in enumerate(kept):
         if not regions[r, REGION_DIRTY]:
             continue
-        left = np.flatnonzero(garbage)
+        left = np.flatnonzero(region.garbage)
         if left.size:
             byte = int(left[0])
-            writer = int(owner[byte])
+            writer = region.writer(byte)
             # A byte written before a SyncAll keeps no lane (see kernels.check.end_phase).
-            lane = -1 if writer == np.iinfo(owner.dtype).max else writer - 1
-            return garbage_violation(lane, int(garbage[byte]), names[r], byte)
+            lane = -1 if writer == np.iinfo(region.owner.dtype).max else writer - 1
+            return garbage_violation(lane, int(region.garbage[byte]), names[r], byte)
     return None
 
 
 def _restore(kept: list):
     """Put back every GM byte a failed checked launch wrote (arguments with a backup)."""
-    for array, owner, backup, _garbage, _reader in kept:
-        if backup is not None:
-            written = owner != 0
-            array.view(np.uint8)[written] = backup[written]
+    for region in kept:
+        if region.backup is not None:
+            written = region.written()
+            region.array.view(np.uint8)[written] = region.backup[written]
 
 
 def _check_auto_rules(func: Callable, strict: bool):
