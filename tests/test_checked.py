@@ -718,3 +718,123 @@ def test_small_rows_over_a_lanes_own_narrower_rows_are_clean():
     rows = x.view(np.uint8).reshape(-1, 32)[:8, :4]
     assert np.array_equal(y[:64].reshape(8, 8)[:, :4], rows)
     assert np.array_equal(y[64:].reshape(8, 8)[:, :4], rows)
+
+
+# ---- big copies: the owner and reader summaries per granule ---------------------------------------
+# Rows of ROW float32 (1 KB: four 256-byte granules): each copy covers whole granules, unless it
+# starts SHIFT elements into a row (part of a granule first, then whole ones).
+
+ROW = 256
+
+
+@an.kernel
+def rows_of_lanes(ctx, x, y, first_row, rows, shift):
+    """Lane k copies ``rows`` rows of x to y from row ``k * first_row``, ``shift`` elements on
+    (first_row < rows: two lanes write the same bytes)."""
+    buf = alloc_buffer(ctx, ROW, np.float32)
+    for r in range(ctx.block_idx * first_row, ctx.block_idx * first_row + rows):
+        data_copy(ctx, buf, 0, x, r * ROW, ROW)
+        data_copy(ctx, y, r * ROW + shift * ctx.block_idx, buf, 0, ROW)
+
+
+@pytest.mark.parametrize("first_row, shift, byte", [(3, 0, 3 * 1024), (3, 25, 3 * 1024 + 100), (4, 0, None)],
+                         ids=["whole granules overlap", "overlap from part of a granule", "no overlap"])
+def test_lanes_writing_whole_granules_race_at_the_first_shared_byte(first_row, shift, byte):
+    x = np.arange(16 * ROW, dtype=np.float32)
+    y = np.full(16 * ROW + 64, -1.0, np.float32)
+    before = y.copy()
+    if byte is None:
+        rows_of_lanes.launch(x, y, first_row, 4, shift, block_dim=2, checked=True)
+        assert np.array_equal(y[:8 * ROW], x[:8 * ROW])
+        return
+    with pytest.raises(an.KernelCheckError) as caught:
+        rows_of_lanes.launch(x, y, first_row, 4, shift, block_dim=2, checked=True)
+    err = caught.value
+    assert (err.lane, err.primitive, err.rule) == (1, "DataCopy", "gm-write-race")
+    assert err.details == {"tensor": "y (argument 1)", "byte": byte, "other_lane": 0}
+    assert y.tobytes() == before.tobytes()  # every granule lane 0 wrote whole is put back
+
+
+@an.kernel
+def reads_a_row_another_lane_writes(ctx, x, y, n):
+    """Lane 0 writes y's rows 0-3; lane 1 reads row 2 (bug: no SyncAll), or with ``n`` 1 writes
+    row 2 after lane 0 read it (y is read first by lane 0 here)."""
+    buf = alloc_buffer(ctx, 4 * ROW, np.float32)
+    if ctx.block_idx == 0:
+        data_copy(ctx, buf, 0, x, 0, 4 * ROW)
+        if n == 1:
+            data_copy(ctx, buf, 0, y, 0, 4 * ROW)
+        else:
+            data_copy(ctx, y, 0, buf, 0, 4 * ROW)
+    else:
+        if n == 1:
+            data_copy(ctx, buf, 0, x, 0, ROW)
+            data_copy(ctx, y, 2 * ROW, buf, 0, ROW)
+        else:
+            data_copy(ctx, buf, 0, y, 2 * ROW, ROW)
+            data_copy(ctx, x, 8 * ROW, buf, 0, ROW)
+
+
+@pytest.mark.parametrize("n, rule, operand", [(0, "gm-cross-core-read", "src"), (1, "gm-write-after-read", "dst")])
+def test_cross_core_hazards_on_whole_granules(n, rule, operand):
+    x = np.arange(16 * ROW, dtype=np.float32)
+    y = np.zeros(8 * ROW, np.float32)
+    x0, y0 = x.copy(), y.copy()
+    with pytest.raises(an.KernelCheckError) as caught:
+        reads_a_row_another_lane_writes.launch(x, y, n, block_dim=2, checked=True)
+    err = caught.value
+    assert (err.lane, err.operand, err.rule) == (1, operand, rule), str(err)
+    assert err.details == {"tensor": "y (argument 1)", "byte": 2 * ROW * 4, "other_lane": 0}
+    assert x.tobytes() == x0.tobytes() and y.tobytes() == y0.tobytes()
+
+
+@an.kernel
+def exchange_rows_with_sync_all(ctx, x, y, n):
+    """Correct: every lane writes its row, SyncAll, every lane overwrites its right neighbour's row
+    with the sum of it and its own (granules owned before the barrier are anyone's after it)."""
+    mine = alloc_buffer(ctx, ROW, np.float32)
+    theirs = alloc_buffer(ctx, ROW, np.float32)
+    data_copy(ctx, mine, 0, x, ctx.block_idx * ROW, ROW)
+    data_copy(ctx, y, ctx.block_idx * ROW, mine, 0, ROW)
+    sync_all(ctx)
+    right = (ctx.block_idx + 1) % ctx.block_num
+    data_copy(ctx, theirs, 0, y, right * ROW, ROW)
+    add(ctx, theirs, theirs, mine, ROW)
+    sync_all(ctx)
+    data_copy(ctx, y, right * ROW, theirs, 0, ROW)
+
+
+@pytest.mark.parametrize("checked", [False, True])
+def test_whole_granules_exchanged_across_sync_all_are_clean(checked):
+    lanes = 6
+    x = np.arange(lanes * ROW, dtype=np.float32)
+    y = np.zeros_like(x)
+    exchange_rows_with_sync_all.launch(x, y, 0, block_dim=lanes, checked=checked)
+    rows = x.reshape(lanes, ROW)
+    assert np.array_equal(y.reshape(lanes, ROW), rows + np.roll(rows, 1, axis=0))
+
+
+@an.kernel
+def part_then_whole_granules(ctx, x, y, n):
+    """Lane 0 writes 100 bytes of y's first granule, then y's first KB whole (its own bytes: clean);
+    lane 1 then writes the first KB too (bug), which meets lane 0's bytes in a granule whose
+    bytes are mixed and in whole ones."""
+    buf = alloc_buffer(ctx, ROW, np.float32)
+    data_copy(ctx, buf, 0, x, 0, ROW)
+    if ctx.block_idx == 0:
+        data_copy_pad(ctx, y, 8, buf, 0, 1, 100, 0, 0)
+        data_copy(ctx, y, 0, buf, 0, ROW)
+    elif n == 1:
+        data_copy(ctx, y, 0, buf, 0, ROW)
+
+
+def test_whole_granule_writes_over_a_lanes_mixed_granules():
+    x = np.arange(ROW, dtype=np.float32)
+    y = np.zeros(2 * ROW, np.float32)
+    part_then_whole_granules.launch(x, y, 0, block_dim=2, checked=True)
+    assert np.array_equal(y[:ROW], x)
+    y = np.zeros(2 * ROW, np.float32)
+    with pytest.raises(an.KernelCheckError) as caught:
+        part_then_whole_granules.launch(x, y, 1, block_dim=2, checked=True)
+    assert (caught.value.lane, caught.value.rule, caught.value.details["byte"]) == (1, "gm-write-race", 0)
+    assert (y == 0).all()
