@@ -38,7 +38,7 @@ from ..host.check import (
 )
 from ._jit import OVERLOAD_OPTIONS, jit
 from .lane import (
-    LANE_TYPES, STATE_AUTO, STATE_GARBAGE, STATE_MOVED, STATE_PRIMITIVE, CheckedLane, _load_i64, _load_word,
+    LANE_TYPES, STATE_AUTO, STATE_GARBAGE, STATE_MOVED, STATE_PRIMITIVE, CheckedLane, _load_i32, _load_i64, _load_word,
     _store_i64, _store_word, _voidptr,
 )
 
@@ -706,16 +706,26 @@ def _save_bytes(ctx, r, start, end):
         backup[i] = data[i]
 
 
-@jit
+@jit(always_inline=True)
+def _mixed(ctx, r, col, lo, ext):
+    """Whether the granules at both ends of ``[lo, lo + ext)`` are MIXED (a range with no whole
+    granule has no other)."""
+    sums = _region_field(ctx, r, col)
+    return _load_i32(sums, lo // GRANULE) == MIXED and _load_i32(sums, (lo + ext - 1) // GRANULE) == MIXED
+
+
+@jit(always_inline=True)
 def _claim_part(ctx, prim, r, lo, ext, read):
-    """One gapless range claimed byte by byte, its granules made MIXED first."""
-    _materialize(ctx, r, REGION_OWNER_SUM, lo, ext)
-    if read:
+    """One gapless range with no whole granule (or one MIXED granule) claimed byte by byte, its
+    granules made MIXED first."""
+    if not _mixed(ctx, r, REGION_OWNER_SUM, lo, ext):
+        _materialize(ctx, r, REGION_OWNER_SUM, lo, ext)
+    if read and not _mixed(ctx, r, REGION_READER_SUM, lo, ext):
         _materialize(ctx, r, REGION_READER_SUM, lo, ext)
     return _claim_bytes(ctx, prim, r, lo, ext, ext, 1, read)
 
 
-@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+@jit(always_inline=True, _nrt=True)  # builds carray views (an array value needs the runtime)
 def _claim_bytes(ctx, prim, r, lo, pitch, block_len, block_count, read):
     """:func:`claim` on the byte maps (their granules MIXED)."""
     ext = min((block_count - 1) * pitch + block_len, _region_field(ctx, r, REGION_BYTES) - lo)
@@ -880,12 +890,13 @@ def note_read(ctx, prim, r, lo, pitch, block_len, block_count):
     return True
 
 
-@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
+@jit(always_inline=True, _nrt=True)  # builds carray views (an array value needs the runtime)
 def _note_part(ctx, prim, r, lo, pitch, block_len, block_count, ext, written):
     """:func:`note_read` byte by byte over the ``ext`` bytes from ``lo``, their granules made MIXED."""
-    if written:
+    if written and (block_count > 1 or not _mixed(ctx, r, REGION_OWNER_SUM, lo, ext)):
         _materialize(ctx, r, REGION_OWNER_SUM, lo, ext)
-    _materialize(ctx, r, REGION_READER_SUM, lo, ext)
+    if block_count > 1 or not _mixed(ctx, r, REGION_READER_SUM, lo, ext):
+        _materialize(ctx, r, REGION_READER_SUM, lo, ext)
     if pitch == block_len:  # gapless: one block
         pitch = block_len = ext
     width = _region_field(ctx, r, REGION_OWNER_WIDTH)

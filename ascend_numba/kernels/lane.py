@@ -85,6 +85,16 @@ def _load_i64(typingctx, addr, index):
 
 
 @intrinsic
+def _load_i32(typingctx, addr, index):
+    """``((int32*)addr)[index]``, widened to int64: checked mode's granule summaries."""
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.IntType(32).as_pointer())
+        return builder.sext(builder.load(builder.gep(ptr, [args[1]])), ir.IntType(64))
+
+    return types.int64(addr, index), codegen
+
+
+@intrinsic
 def _store_i64(typingctx, addr, index, value):
     """``((int64*)addr)[index] = value``."""
     def codegen(context, builder, signature, args):
