@@ -838,3 +838,28 @@ def test_whole_granule_writes_over_a_lanes_mixed_granules():
         part_then_whole_granules.launch(x, y, 1, block_dim=2, checked=True)
     assert (caught.value.lane, caught.value.rule, caught.value.details["byte"]) == (1, "gm-write-race", 0)
     assert (y == 0).all()
+
+
+@an.kernel
+def fills_its_ub(ctx, x, y, n):
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    duplicate(ctx, buf, 1.0, TILE)
+    data_copy(ctx, y, ctx.block_idx * TILE, buf, 0, TILE)
+
+
+@an.kernel
+def reads_ub_it_never_wrote(ctx, x, y, n):
+    buf = alloc_buffer(ctx, TILE, np.float32)  # bug: the same UB bytes an earlier launch wrote
+    data_copy(ctx, y, ctx.block_idx * TILE, buf, 0, TILE)
+
+
+@pytest.mark.parametrize("lanes", [1, 7, 100])
+def test_ub_written_by_an_earlier_launch_is_unwritten_for_this_one(lanes):
+    """The UB shadow is reused from launch to launch with each lane's epoch running on: marks an
+    earlier launch left never count, across the clear every 255 lanes."""
+    x, y = np.zeros(TILE * lanes, np.float32), np.zeros(TILE * lanes, np.float32)
+    for _ in range(600 // lanes + 2):
+        fills_its_ub.launch(x, y, 0, block_dim=lanes, checked=True)
+        with pytest.raises(an.KernelCheckError) as caught:
+            reads_ub_it_never_wrote.launch(x, y, 0, block_dim=lanes, checked=True)
+        assert (caught.value.lane, caught.value.rule) == (0, "ub-uninitialized-read")

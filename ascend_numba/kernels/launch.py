@@ -292,21 +292,24 @@ def _launch_lanes(block_dim, ub_pool, block_bytes, state, trace, args, tiling, b
 # the first violation is always the same one, and the launch stops at the lane that found it.
 
 @jit(python=True)
-def _launch_lanes_checked(block_dim, ub_pool, block_bytes, state, trace, check, shadow, regions, args, tiling,
-                          body_addr):
-    """Run lanes 0..block_dim-1 one after another, stopping at the first that broke a rule."""
+def _launch_lanes_checked(block_dim, ub_pool, block_bytes, state, trace, check, shadow, first_epoch, regions, args,
+                          tiling, body_addr):
+    """Run lanes 0..block_dim-1 one after another, stopping at the first that broke a rule;
+    returns how many ran."""
     record = _tiling_record(tiling)
     for i in range(block_dim):
-        # Each lane marks the shadow with its own epoch, so what earlier lanes wrote reads as
-        # unwritten; the shadow is cleared every 255 lanes.
-        epoch = i % 255 + 1
+        # Each lane marks the shadow with its own epoch, so what earlier lanes (of this launch or
+        # an earlier one: the shadow is pooled) wrote reads as unwritten; the shadow is cleared
+        # every 255 lanes.
+        epoch = (first_epoch + i) % 255 + 1
         if epoch == 1:
             shadow[:] = 0
         ctx = _make_checked_lane(i, block_dim, ub_pool[0], block_bytes, state[i], trace, check, shadow, epoch,
                                  regions)
         _lane_raised(state[i], _call_body(body_addr, ctx, args, record))
         if check[i, CHECK_RULE] != 0 or state[i, STATE_ERROR] != 0:
-            break
+            return i + 1
+    return block_dim
 
 
 # A kernel that calls sync_all runs every lane on a host thread of its own (all resident, as
@@ -376,6 +379,15 @@ class _CheckMapPool(threading.local):
     def take(self, nbytes: int) -> np.ndarray:
         """Zeroed bytes (give them back zeroed: see :func:`_clear_maps`)."""
         return self._pooled("buf", nbytes, np.zeros)
+
+    def shadow(self, nbytes: int) -> tuple[np.ndarray, int]:
+        """The UB shadow of one-lane-at-a-time launches and the epoch its next lane takes: a new
+        shadow starts at epoch 0, whose lane clears it (see ``_launch_lanes_checked``)."""
+        buf = getattr(self, "shadow_buf", None)
+        if buf is None or buf.size != nbytes:
+            buf = self.shadow_buf = np.empty(nbytes, np.uint8)
+            self.epoch = 0
+        return buf, self.epoch
 
     def byte_maps(self, nbytes: int) -> np.ndarray:
         """Bytes for the owner and reader maps, not zeroed."""
@@ -636,9 +648,11 @@ def run_launch(body: KernelBody, block_dim: int, platform: Platform, gm_args: tu
                               (platform.block_bytes, state, trace, check, (regions, rule_table()), gm_args, tiling,
                                address, barrier), shadow)
             else:
-                _launch_lanes_checked(block_dim, ub_pool, platform.block_bytes, state, trace, check,
-                                      np.empty(3 * platform.ub_size + 64, np.uint8), (regions, rule_table()),
-                                      gm_args, tiling, address)
+                shadow, first_epoch = _CHECK_MAPS.shadow(3 * platform.ub_size + 64)
+                _CHECK_MAPS.epoch = 0  # until the launch says how many lanes ran: the next one clears
+                ran = _launch_lanes_checked(block_dim, ub_pool, platform.block_bytes, state, trace, check, shadow,
+                                            first_epoch, (regions, rule_table()), gm_args, tiling, address)
+                _CHECK_MAPS.epoch = (first_epoch + ran) % 255
             failed = np.flatnonzero(check[:, CHECK_RULE])
             broken = failed.size or state[:, STATE_ERROR].any()
             left = None if broken else _garbage_left(regions, kept, names)
@@ -737,6 +751,8 @@ def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int,
     maps = _CHECK_MAPS.take(sum(g + 2 * q for _, g, q in sizes) + 64)
     backups = _CHECK_MAPS.backups(sum(g for (_, g, _), (_, _, fresh) in zip(sizes, aliases.values()) if not fresh)
                                   + 64)
+    # Addresses from the pooled buffers' own: an array's __array_interface__ costs ~2 us a call.
+    byte_maps_at, maps_at, backups_at = (_span(b)[0] for b in (byte_maps, maps, backups))
     rows, kept, names, at_bytes, at, backed = [], [], [], 0, 0, 0
     for ((start, end), (a, alias_names, fresh)), (m, g, q) in zip(aliases.items(), sizes):
         owner = byte_maps[at_bytes:at_bytes + a.nbytes * width].view(dtype)
@@ -754,9 +770,9 @@ def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int,
         # GM padding (see host.check) lies past an allocation's end, not between views of one array.
         padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes
         writable = padded if end == _allocation_end(a) else a.nbytes
-        rows.append((start, a.nbytes, _span(owner)[0], padded, width, 0 if backup is None else _span(backup)[0],
-                     writable, _span(garbage)[0], 0, _span(reader)[0], 0, 0, 0, _span(owner_sum)[0],
-                     _span(reader_sum)[0]))
+        rows.append((start, a.nbytes, byte_maps_at + at_bytes - 2 * m, padded, width,
+                     0 if backup is None else backups_at + backed - g, writable, maps_at + at - g - 2 * q, 0,
+                     byte_maps_at + at_bytes - m, 0, 0, 0, maps_at + at - 2 * q, maps_at + at - q))
         names.append(" = ".join(alias_names))
     regions = np.array(rows, np.int64).reshape(-1, REGION_COLS)
     return regions, kept, names, maps
