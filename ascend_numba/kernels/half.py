@@ -88,6 +88,15 @@ def _fpext_half(typingctx, h):
 # NaNs selected from NumPy's rule: the hardware quiets a signalling NaN, NumPy keeps its payload.
 # Checked against NumPy on every fp16 value and every fp32 value from 2**-27 to 2**17.
 
+def _nan_payload(builder, x):
+    """Codegen: a float32's bits and the payload fp16 keeps of it when it is a NaN (NumPy's rule:
+    its top 10 payload bits, forced non-zero), both i32."""
+    i32 = ir.IntType(32)
+    bits = builder.bitcast(x, i32)
+    payload = builder.and_(builder.lshr(bits, ir.Constant(i32, 13)), ir.Constant(i32, 0x3FF))
+    return bits, builder.or_(payload, builder.zext(builder.icmp_unsigned("==", payload, ir.Constant(i32, 0)), i32))
+
+
 @intrinsic
 def _f32_nan_as_f16(typingctx, x):
     """The fp16 bits NumPy makes of NaN ``x``: its sign, the exponent, its top 10 payload bits
@@ -98,9 +107,7 @@ def _f32_nan_as_f16(typingctx, x):
 
     def codegen(context, builder, signature, args):
         i32 = ir.IntType(32)
-        bits = builder.bitcast(args[0], i32)
-        payload = builder.and_(builder.lshr(bits, ir.Constant(i32, 13)), ir.Constant(i32, 0x3FF))
-        payload = builder.or_(payload, builder.zext(builder.icmp_unsigned("==", payload, ir.Constant(i32, 0)), i32))
+        bits, payload = _nan_payload(builder, args[0])
         sign = builder.and_(builder.lshr(bits, ir.Constant(i32, 16)), ir.Constant(i32, 0x8000))
         return builder.trunc(builder.or_(builder.or_(sign, ir.Constant(i32, 0x7C00)), payload), ir.IntType(16))
 
@@ -152,9 +159,7 @@ def _f16_nan_as_f32(typingctx, x):
 
     def codegen(context, builder, signature, args):
         i32 = ir.IntType(32)
-        bits = builder.bitcast(args[0], i32)
-        payload = builder.and_(builder.lshr(bits, ir.Constant(i32, 13)), ir.Constant(i32, 0x3FF))
-        payload = builder.or_(payload, builder.zext(builder.icmp_unsigned("==", payload, ir.Constant(i32, 0)), i32))
+        bits, payload = _nan_payload(builder, args[0])
         sign = builder.and_(bits, ir.Constant(i32, 0x80000000))
         nan = builder.or_(builder.or_(sign, ir.Constant(i32, 0x7F800000)), builder.shl(payload, ir.Constant(i32, 13)))
         return builder.bitcast(nan, ir.FloatType())

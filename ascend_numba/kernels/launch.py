@@ -756,7 +756,6 @@ def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int,
     rows, kept, names, at_bytes, at, backed = [], [], [], 0, 0, 0
     for ((start, end), (a, alias_names, fresh)), (m, g, q) in zip(aliases.items(), sizes):
         owner = byte_maps[at_bytes:at_bytes + a.nbytes * width].view(dtype)
-        reader = byte_maps[at_bytes + m:at_bytes + m + a.nbytes * width].view(dtype)
         at_bytes += 2 * m
         garbage = maps[at:at + a.nbytes]
         granules = -(-a.nbytes // GRANULE)

@@ -339,16 +339,20 @@ def _ops_of(body: list):
             yield from _ops_of(s.orelse)
 
 
+def _if_lines(s: _If, indent: str, lines_of) -> list:
+    """An if/else on flags around the lines ``lines_of(body, indent)`` gives for each branch."""
+    lines = [f"{indent}if {ast.unparse(s.test)}:", *(lines_of(s.then, indent + "    ") or [indent + "    pass"])]
+    if s.orelse:
+        lines += [f"{indent}else:", *lines_of(s.orelse, indent + "    ")]
+    return lines
+
+
 def _unfused_lines(body: list, indent: str) -> list:
     """The primitives' calls, one per op, over the whole tiles."""
     lines = []
     for s in body:
         if isinstance(s, _If):
-            lines.append(f"{indent}if {ast.unparse(s.test)}:")
-            lines += _unfused_lines(s.then, indent + "    ") or [indent + "    pass"]
-            if s.orelse:
-                lines.append(f"{indent}else:")
-                lines += _unfused_lines(s.orelse, indent + "    ")
+            lines += _if_lines(s, indent, _unfused_lines)
             continue
         operands = [s.dst, *s.tiles, *(ast.unparse(e) for e in s.scalars)]
         lines.append(f"{indent}_p.{s.op}(ctx, {', '.join(operands)}, count)")
@@ -441,11 +445,7 @@ def _count_lines(body: list, indent: str) -> list:
     lines = [f"{indent}_nops += {static}"] if static else []
     for s in body:
         if isinstance(s, _If):
-            lines.append(f"{indent}if {ast.unparse(s.test)}:")
-            lines += _count_lines(s.then, indent + "    ") or [indent + "    pass"]
-            if s.orelse:
-                lines.append(f"{indent}else:")
-                lines += _count_lines(s.orelse, indent + "    ")
+            lines += _if_lines(s, indent, _count_lines)
     return lines
 
 
