@@ -46,6 +46,13 @@ COMPUTE_OPS = 16
 # it from vectorizing: 10.7 -> 25 ms at 16M fp32); a constant trip count leaves LLVM one loop to
 # vectorize, and the part block at the end runs op by op.
 FUSION_BLOCK = 512
+# A fused pass over fp16 tiles rounds after every op (two conversions), one long chain of
+# dependent instructions per element, which the CPU cannot overlap enough on its own: the pass
+# runs this many elements' chains side by side (``_i + k * FUSION_BLOCK // FUSION_INTERLEAVE_F16``).
+# ApplyAdamW 16M fp16, its Compute alone / the op (ms, one run each, fresh caches): 1: 12.6 / 16.1,
+# 4: 9.3-9.5 / 12.9-13.1, 8: 7.5-8.8 / 11.3-12.2, 16: 9.1 / 13.7.  fp32 and bf16 programs (no fp16
+# rounding) got slower interleaved (16M fp32 Compute 2.8 -> 3.2 at 2, 4.0 at 4) and stay at 1.
+FUSION_INTERLEAVE_F16 = 8
 
 # ---- launches (kernels/launch.py) ----------------------------------------------------------------
 

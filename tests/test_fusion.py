@@ -182,6 +182,54 @@ def test_casts_fuse_with_the_arithmetic(bf16):
     assert np.array_equal(fused.view(dtype)[finite], expected[finite])
 
 
+@vector_program
+def nan_pairs(x, y, o_add, o_mul, o_adds, o_muls, s):
+    o_add = add(x, y)
+    o_mul = mul(x, y)
+    o_adds = adds(x, s)
+    o_muls = muls(x, s)
+
+
+@kernel(nrt=False)
+def nan_pairs_kernel(ctx, x, y, o_add, o_mul, o_adds, o_muls, n, fuse, s):
+    xs = alloc_buffer(ctx, n, DT)
+    ys = alloc_buffer(ctx, n, DT)
+    outs = alloc_buffer(ctx, 4 * n, DT)
+    data_copy(ctx, xs, 0, x, 0, n)
+    data_copy(ctx, ys, 0, y, 0, n)
+    nan_pairs(ctx, n, fuse, xs, ys, outs[:n], outs[n:2 * n], outs[2 * n:3 * n], outs[3 * n:], s)
+    data_copy(ctx, o_add, 0, outs, 0, n)
+    data_copy(ctx, o_mul, 0, outs, n, n)
+    data_copy(ctx, o_adds, 0, outs, 2 * n, n)
+    data_copy(ctx, o_muls, 0, outs, 3 * n, n)
+
+
+@pytest.mark.parametrize("bits", [np.uint32, np.uint16], ids=["fp32", "fp16"])
+def test_add_and_mul_of_two_nans_give_the_first_quieted(bits):
+    """Which NaN a commutative op returns is fixed (the first operand's, as Sub and Div give),
+    not left to how the compiler ordered the operands, fused and op by op alike; Adds and Muls
+    with a NaN scalar give the scalar's NaN, quieted, everywhere."""
+    quiet, exp = (0x00400000, 0x7F800000) if bits is np.uint32 else (0x0200, 0x7C00)
+    rng = np.random.default_rng(5)
+    n = 4 * FUSION_BLOCK
+    payload = rng.integers(1, quiet, n, dtype=np.int64)  # signalling payloads, quieted by the ops
+    sign = rng.integers(0, 2, n, dtype=np.int64) << (8 * np.dtype(bits).itemsize - 1)
+    x = (sign | exp | payload).astype(bits)
+    y = (exp | quiet | rng.permutation(payload)).astype(bits)
+    dt = np.float32 if bits is np.uint32 else np.uint16
+    scalar = np.uint32(0xFFA00001).view(np.float32)  # a signalling NaN
+    scalar_in_tile = np.float32(scalar).view(np.uint32) if bits is np.uint32 else np.uint32(0xFD00)
+    for fuse in (1, 0):
+        outs = [np.empty_like(x) for _ in range(4)]
+        nan_pairs_kernel.launch(x.view(dt), y.view(dt), *(o.view(dt) for o in outs), n, fuse, scalar,
+                                block_dim=1, datatype={"DT": dt})
+        o_add, o_mul, o_adds, o_muls = outs
+        expected = x | bits(quiet)
+        assert np.array_equal(o_add, expected), fuse
+        assert np.array_equal(o_mul, expected), fuse
+        assert np.all(o_adds == (bits(scalar_in_tile) | bits(quiet))) and np.all(o_muls == o_adds), fuse
+
+
 @kernel(nrt=False)
 def overlapping(ctx, x, out, n, fuse):
     xs = alloc_buffer(ctx, 2 * n, np.float32)

@@ -193,14 +193,32 @@ def f32_to_f16_quiet(x):
     return _fptrunc_half(np.float32(x))
 
 
+@intrinsic
+def _f32_to_bf16_bits(typingctx, x):
+    """float32 -> bf16 bits, nearest even, a NaN -> its sign | 0x7fc0.  32-bit integer ops and a
+    select: Numba's integer arithmetic widened it to 64 bits, halving a vector loop's width (a
+    fused bf16 ApplyAdamW Compute spent more time here than in the step itself)."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        i32 = ir.IntType(32)
+        bits = builder.bitcast(args[0], i32)
+        high = builder.lshr(bits, ir.Constant(i32, 16))
+        is_nan = builder.icmp_unsigned(">", builder.and_(bits, ir.Constant(i32, 0x7FFFFFFF)),
+                                       ir.Constant(i32, 0x7F800000))
+        nan = builder.or_(builder.and_(high, ir.Constant(i32, 0x8000)), ir.Constant(i32, 0x7FC0))
+        bias = builder.add(ir.Constant(i32, 0x7FFF), builder.and_(high, ir.Constant(i32, 1)))
+        rounded = builder.lshr(builder.add(bits, bias), ir.Constant(i32, 16))
+        return builder.trunc(builder.select(is_nan, nan, rounded), ir.IntType(16))
+
+    return types.uint16(types.float32), codegen
+
+
 @jit(always_inline=True)
 def f32_to_bf16(x):
     """Round a float32 to bf16 (nearest even, NaN -> quiet NaN); returns uint16 bits."""
-    f = f32_as_u32(np.float32(x))
-    if (f & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000):
-        return np.uint16(((f >> np.uint32(16)) & np.uint32(0x8000)) | np.uint32(0x7FC0))
-    bias = np.uint32(0x7FFF) + ((f >> np.uint32(16)) & np.uint32(1))
-    return np.uint16((f + bias) >> np.uint32(16))
+    return _f32_to_bf16_bits(np.float32(x))
 
 
 @jit(always_inline=True)

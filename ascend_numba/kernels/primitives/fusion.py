@@ -25,7 +25,8 @@ What a call does, by lane:
 * plain lanes: one pass over the tiles, in blocks of ``config.FUSION_BLOCK`` elements; per
   element every op in program order, rounding in its destination tile's type exactly as the
   primitive would (a fp16 tile's result is rounded to fp16 after every op, through the CPU's
-  conversions), temporaries (``temps``) kept in registers and never written to UB, every other
+  conversions, and such a pass works on ``config.FUSION_INTERLEAVE_F16`` elements side by
+  side), temporaries (``temps``) kept in registers and never written to UB, every other
   assigned tile stored.  Between blocks the pass advances the lane's preload by the share of the
   ops' advances that the elements done so far stand for; the part block at the end runs op by op.
   The tiles must not overlap and must hold ``count`` elements each; otherwise, and with ``fuse``
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 import textwrap
 from dataclasses import dataclass, field
 
@@ -46,7 +48,7 @@ from numba import types
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
-from ...config import FUSION_BLOCK
+from ...config import FUSION_BLOCK, FUSION_INTERLEAVE_F16
 from .._jit import OVERLOAD_OPTIONS, jit
 from ..half import (
     bf16_to_f32, f16_to_f32, f32_round_f16, f32_round_f16_quiet, f32_to_bf16, f32_to_f16, f32_to_f16_quiet,
@@ -72,8 +74,8 @@ class _OpSpec:
 
 OPS = {
     "adds": _OpSpec(1, 1, "unary", "({0} + {1})"), "muls": _OpSpec(1, 1, "unary", "({0} * {1})"),
-    "add": _OpSpec(2, 0, "binary", "({0} + {1})"), "sub": _OpSpec(2, 0, "binary", "({0} - {1})"),
-    "mul": _OpSpec(2, 0, "binary", "({0} * {1})"), "div": _OpSpec(2, 0, "binary", "({0} / {1})"),
+    "add": _OpSpec(2, 0, "binary", "_add({0}, {1})"), "sub": _OpSpec(2, 0, "binary", "({0} - {1})"),
+    "mul": _OpSpec(2, 0, "binary", "_mul({0}, {1})"), "div": _OpSpec(2, 0, "binary", "({0} / {1})"),
     "vmax": _OpSpec(2, 0, "binary", "_max({0}, {1})"), "vsqrt": _OpSpec(1, 0, "sqrt", ""),
     "duplicate": _OpSpec(0, 1, "duplicate", ""),
     "cast_f16_to_f32": _OpSpec(1, 0, "cast", "f16_to_f32"), "cast_f32_to_f16": _OpSpec(1, 0, "cast", "f32_to_f16"),
@@ -480,6 +482,23 @@ def _loads_and_stores(program: _Program, body: list) -> tuple[list, list]:
     return [t for t in order if t in loads], [t for t in order if t in stored]
 
 
+def _interleaved(lines: list, ways: int) -> list:
+    """The element loop's body doing ``ways`` elements ``_i + k * FUSION_BLOCK // ways`` at once:
+    each statement once per element, with that element's registers (``_r<k>_<tile>``: no
+    parameter starts with ``_``), one after the other, so the CPU has ``ways`` independent chains
+    to overlap; each ``if``/``else`` line once (its test reads flags only, the same for all)."""
+    if ways == 1:
+        return lines
+    out = []
+    for line in lines:
+        if line.strip().startswith(("if ", "else:")) or line.strip() == "pass":
+            out.append(line)
+            continue
+        for k in range(ways):
+            out.append(re.sub(r"\b_r_", f"_r{k}_", line).replace("[_i]", f"[_i + {k * FUSION_BLOCK // ways}]"))
+    return out
+
+
 def _source(program: _Program, body: list, fused: bool, half: set = frozenset()) -> str:
     """``_op_by_op`` (the primitives' calls, one per op) and ``_impl``: the op-by-op Compute, or
     (``fused``) the pass, with the op-by-op Compute as its fallback and for its last part block;
@@ -494,21 +513,27 @@ def _source(program: _Program, body: list, fused: bool, half: set = frozenset())
              and any(t == s.dst or t in s.tiles for s in _ops_of(body))]
     loads, stores = _loads_and_stores(program, body)
     # Each op's scalar operand in its destination's type, as the primitive takes it (once per call).
-    scalar_of, scalar_lines = {}, []
+    scalar_of, scalar_lines, operand_scalars = {}, [], []
     for k, s in enumerate(_ops_of(body)):
         if OPS[s.op].scalars:
             scalar_of[id(s)] = f"_s{k}"
+            if OPS[s.op].kind == "unary":
+                operand_scalars.append(f"_s{k}")
             # As _vscalar takes it: a fp16 tile's scalar is the fp16 value nearest it.
             value = ast.unparse(s.scalars[0])
             scalar_lines.append(f"    _s{k} = f32_round_f16(np.float32({value}))" if s.dst in half
                                 else f"    _s{k} = _dt_{s.dst}({value})")
-    # The tiles hold count elements each and do not overlap: else the op-by-op Compute.
+    # The tiles hold count elements each and do not overlap, and no Adds / Muls scalar is a NaN
+    # (the primitive's own rule for that): else the op-by-op Compute.
     starts = ", ".join(f"_address({t})" for t in tiles)
     ends = ", ".join(f"_address({t}) + count * {t}.itemsize" for t in tiles)
     sizes = ", ".join(f"{t}.size" for t in tiles)
-    fits = [f"    _ok = fuse != 0 and count > 0 and min(({sizes},)) >= count and _disjoint(({starts},), ({ends},))"]
+    fits = [f"    _ok = fuse != 0 and count > 0 and min(({sizes},)) >= count and _disjoint(({starts},), ({ends},))",
+            *(f"    _ok = _ok and {v} == {v}" for v in operand_scalars)]
     element = "            "
     compute = _Element(scalar_of, set(half))
+    # Chains of fp16 roundings run FUSION_INTERLEAVE_F16 elements side by side (see config).
+    ways = FUSION_INTERLEAVE_F16 if any(OPS[s.op].kind != "cast" and s.dst in half for s in _ops_of(body)) else 1
     forms = compute.emit(body, element, {t: "raw" for t in loads})
     # The op-by-op Compute of the last part block: every tile viewed from its first element past
     # the whole blocks.
@@ -516,11 +541,11 @@ def _source(program: _Program, body: list, fused: bool, half: set = frozenset())
     return "\n".join([
         op_by_op,
         f"def _impl({params}):",
+        *scalar_lines,
         *fits,
         "    if not _ok:",
         f"        {call}",
         "        return",
-        *scalar_lines,
         "    _nops = 0",
         *_count_lines(body, "    "),
         "    _advanced = 0",
@@ -534,10 +559,9 @@ def _source(program: _Program, body: list, fused: bool, half: set = frozenset())
         "            _advanced += 1",
         # Views of the block, indexed from 0: the element loop vectorizes.
         *(f"        _v_{t} = {t}[_b:_b + {FUSION_BLOCK}]" for t in tiles),
-        f"        for _i in range({FUSION_BLOCK}):",
-        *(f"{element}_r_{t} = _v_{t}[_i]" for t in loads),
-        *compute.lines,
-        *(f"{element}_v_{t}[_i] = {compute.raw(t, forms)}" for t in stores),
+        f"        for _i in range({FUSION_BLOCK // ways}):",
+        *_interleaved([*(f"{element}_r_{t} = _v_{t}[_i]" for t in loads), *compute.lines,
+                       *(f"{element}_v_{t}[_i] = {compute.raw(t, forms)}" for t in stores)], ways),
         # The last part block, op by op (each op advances the preload once more).
         "    if _whole < count:",
         f"        _op_by_op({', '.join(['ctx', 'count - _whole', *tail])})",
@@ -549,7 +573,7 @@ def _scope(dtypes: dict) -> dict:
     """The generated code's names: the primitives (``_p``), the conversions, and each tile's NumPy
     element type as ``_dt_<tile>`` (the primitives' stores cast to it)."""
     return {"_p": vector, "np": np, "_address": _address, "_disjoint": _disjoint, "advance_preload": advance_preload,
-            "_max": vector._max,
+            "_add": vector._add, "_mul": vector._mul, "_max": vector._max,
             "f16_to_f32": f16_to_f32, "f32_to_f16": f32_to_f16, "bf16_to_f32": bf16_to_f32, "f32_to_bf16": f32_to_bf16,
             "f32_round_f16": f32_round_f16, "f32_round_f16_quiet": f32_round_f16_quiet,
             "f32_to_f16_quiet": f32_to_f16_quiet, **{f"_dt_{t}": d for t, d in dtypes.items()}}

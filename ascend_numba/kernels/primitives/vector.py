@@ -150,9 +150,13 @@ def duplicate(ctx, dst, value, count):
                         0, NO_OPERAND):
         return
     advance_preload(ctx)
-    v = _vscalar(dst, value)
+    _fill(dst, _vscalar(dst, value), count)
+
+
+@jit(always_inline=True)
+def _fill(dst, value, count):
     for i in range(min(count, dst.size)):
-        _vstore(dst, i, v)
+        _vstore(dst, i, value)
 
 
 @jit(inline="always")
@@ -185,9 +189,15 @@ def _binary(dst, a, b, count, op):
             _vstore(dst, i, op(_vload(a, i), _vload(b, i)))
 
 
+# Which NaN comes out of a + or * of two NaNs is fixed here, not left to the compiler, which may
+# swap the operands of a commutative op (a fused pass and the op-by-op Compute then differed on
+# NaN pairs): Add and Mul give the first operand's, as Sub and Div do on the CPU; Adds and Muls
+# with a NaN scalar give the scalar's everywhere (decided once per call, outside the loop: a
+# select per element cost a fused ApplyAdamW fp32 Compute ~50%).  x + x of a NaN is that NaN quieted.
+
 @jit(always_inline=True)
 def _add(x, y):
-    return x + y
+    return x + y if x == x else x + x
 
 
 @jit(always_inline=True)
@@ -197,7 +207,7 @@ def _sub(x, y):
 
 @jit(always_inline=True)
 def _mul(x, y):
-    return x * y
+    return x * y if x == x else x + x
 
 
 @jit(always_inline=True)
@@ -221,7 +231,11 @@ def adds(ctx, dst, src, scalar, count):
     if not _check_unary(ctx, PRIM_ADDS, dst, src, count):
         return
     advance_preload(ctx)
-    _unary(dst, src, _vscalar(dst, scalar), count, _add)
+    v = _vscalar(dst, scalar)
+    if v != v:
+        _fill(dst, v + v, min(count, src.size))  # a NaN scalar's, quieted, everywhere
+    else:
+        _unary(dst, src, v, count, _add)
 
 
 @jit
@@ -230,7 +244,11 @@ def muls(ctx, dst, src, scalar, count):
     if not _check_unary(ctx, PRIM_MULS, dst, src, count):
         return
     advance_preload(ctx)
-    _unary(dst, src, _vscalar(dst, scalar), count, _mul)
+    v = _vscalar(dst, scalar)
+    if v != v:
+        _fill(dst, v + v, min(count, src.size))  # a NaN scalar's, quieted, everywhere
+    else:
+        _unary(dst, src, v, count, _mul)
 
 
 @jit
