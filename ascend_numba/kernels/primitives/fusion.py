@@ -74,14 +74,17 @@ class _OpSpec:
 
 OPS = {
     "adds": _OpSpec(1, 1, "unary", "({0} + {1})"), "muls": _OpSpec(1, 1, "unary", "({0} * {1})"),
-    "add": _OpSpec(2, 0, "binary", "_add({0}, {1})"), "sub": _OpSpec(2, 0, "binary", "({0} - {1})"),
-    "mul": _OpSpec(2, 0, "binary", "_mul({0}, {1})"), "div": _OpSpec(2, 0, "binary", "({0} / {1})"),
+    "add": _OpSpec(2, 0, "binary", "({0} + {1})"), "sub": _OpSpec(2, 0, "binary", "({0} - {1})"),
+    "mul": _OpSpec(2, 0, "binary", "({0} * {1})"), "div": _OpSpec(2, 0, "binary", "({0} / {1})"),
     "vmax": _OpSpec(2, 0, "binary", "_max({0}, {1})"), "vsqrt": _OpSpec(1, 0, "sqrt", ""),
     "duplicate": _OpSpec(0, 1, "duplicate", ""),
     "cast_f16_to_f32": _OpSpec(1, 0, "cast", "f16_to_f32"), "cast_f32_to_f16": _OpSpec(1, 0, "cast", "f32_to_f16"),
     "cast_bf16_to_f32": _OpSpec(1, 0, "cast", "bf16_to_f32"),
     "cast_f32_to_bf16": _OpSpec(1, 0, "cast", "f32_to_bf16"),
 }
+
+# Add and Mul on fp16 tiles, as the primitives compute them there (see vector._add_nan_first).
+_NAN_FIRST = {"add": "_add_nan_first({0}, {1})", "mul": "_mul_nan_first({0}, {1})"}
 
 # Scalar operands and flag tests: parameters combined by arithmetic, comparisons and logic.  Number
 # literals only in tests (``variant == 0``).
@@ -404,10 +407,11 @@ class _Element:
                 forms[s.dst] = "raw"
                 continue
             a = [self.value(t, forms) for t in s.tiles]
+            element = _NAN_FIRST[s.op] if s.op in _NAN_FIRST and s.dst in self.half else spec.element
             result = {"duplicate": lambda: self.scalar_of[id(s)],
                       "sqrt": lambda: f"np.sqrt({a[0]})",
-                      "unary": lambda: spec.element.format(a[0], self.scalar_of[id(s)]),
-                      "binary": lambda: spec.element.format(a[0], a[1])}[spec.kind]()
+                      "unary": lambda: element.format(a[0], self.scalar_of[id(s)]),
+                      "binary": lambda: element.format(a[0], a[1])}[spec.kind]()
             quiet = s.op in _QUIETING
             self.lines.append(f"{indent}_r_{s.dst} = {self.rounded(s.dst, result, quiet)}")
             forms[s.dst] = "quiet" if quiet else "value"
@@ -573,7 +577,7 @@ def _scope(dtypes: dict) -> dict:
     """The generated code's names: the primitives (``_p``), the conversions, and each tile's NumPy
     element type as ``_dt_<tile>`` (the primitives' stores cast to it)."""
     return {"_p": vector, "np": np, "_address": _address, "_disjoint": _disjoint, "advance_preload": advance_preload,
-            "_add": vector._add, "_mul": vector._mul, "_max": vector._max,
+            "_add_nan_first": vector._add_nan_first, "_mul_nan_first": vector._mul_nan_first, "_max": vector._max,
             "f16_to_f32": f16_to_f32, "f32_to_f16": f32_to_f16, "bf16_to_f32": bf16_to_f32, "f32_to_bf16": f32_to_bf16,
             "f32_round_f16": f32_round_f16, "f32_round_f16_quiet": f32_round_f16_quiet,
             "f32_to_f16_quiet": f32_to_f16_quiet, **{f"_dt_{t}": d for t, d in dtypes.items()}}

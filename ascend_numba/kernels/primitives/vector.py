@@ -189,15 +189,9 @@ def _binary(dst, a, b, count, op):
             _vstore(dst, i, op(_vload(a, i), _vload(b, i)))
 
 
-# Which NaN comes out of a + or * of two NaNs is fixed here, not left to the compiler, which may
-# swap the operands of a commutative op (a fused pass and the op-by-op Compute then differed on
-# NaN pairs): Add and Mul give the first operand's, as Sub and Div do on the CPU; Adds and Muls
-# with a NaN scalar give the scalar's everywhere (decided once per call, outside the loop: a
-# select per element cost a fused ApplyAdamW fp32 Compute ~50%).  x + x of a NaN is that NaN quieted.
-
 @jit(always_inline=True)
 def _add(x, y):
-    return x + y if x == x else x + x
+    return x + y
 
 
 @jit(always_inline=True)
@@ -207,7 +201,46 @@ def _sub(x, y):
 
 @jit(always_inline=True)
 def _mul(x, y):
+    return x * y
+
+
+# fp16 tiles: Add and Mul of two NaNs give the first operand's (quieted), as Sub and Div do on the
+# CPU.  Left to the compiler, which may swap the operands of a commutative op, the NaN that came
+# out depended on how a loop was compiled: a fused fp16 pass (its elements interleaved) and the
+# op-by-op Compute differed on NaN pairs.  x + x of a NaN is that NaN quieted.  Not for fp32 tiles:
+# there the select cost a fused ApplyAdamW 16M fp32 ~2 ms and both paths agree as compiled (the
+# NaN of such a pair is the CPU's).
+
+@jit(always_inline=True)
+def _add_nan_first(x, y):
+    return x + y if x == x else x + x
+
+
+@jit(always_inline=True)
+def _mul_nan_first(x, y):
     return x * y if x == x else x + x
+
+
+def _add_tiles(dst, a, b, count):
+    raise NotImplementedError  # compiled only
+
+
+def _mul_tiles(dst, a, b, count):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_add_tiles, jit_options=OVERLOAD_OPTIONS)
+def _ov_add_tiles(dst, a, b, count):
+    if dst.dtype == types.uint16:
+        return lambda dst, a, b, count: _binary(dst, a, b, count, _add_nan_first)
+    return lambda dst, a, b, count: _binary(dst, a, b, count, _add)
+
+
+@overload(_mul_tiles, jit_options=OVERLOAD_OPTIONS)
+def _ov_mul_tiles(dst, a, b, count):
+    if dst.dtype == types.uint16:
+        return lambda dst, a, b, count: _binary(dst, a, b, count, _mul_nan_first)
+    return lambda dst, a, b, count: _binary(dst, a, b, count, _mul)
 
 
 @jit(always_inline=True)
@@ -225,6 +258,10 @@ def _sqrt(x, _unused):
     return np.sqrt(x)
 
 
+# Adds and Muls with a NaN scalar give the scalar's NaN, quieted, everywhere: with both operands
+# NaN the CPU's choice would depend on the compiled loop (see _add_nan_first); decided once per
+# call, outside the loop.  A fused pass with such a scalar runs op by op.
+
 @jit
 def adds(ctx, dst, src, scalar, count):
     """Adds: ``dst = src + scalar``."""
@@ -233,7 +270,7 @@ def adds(ctx, dst, src, scalar, count):
     advance_preload(ctx)
     v = _vscalar(dst, scalar)
     if v != v:
-        _fill(dst, v + v, min(count, src.size))  # a NaN scalar's, quieted, everywhere
+        _fill(dst, v + v, min(count, src.size))  # a NaN scalar's, quieted
     else:
         _unary(dst, src, v, count, _add)
 
@@ -257,7 +294,7 @@ def add(ctx, dst, a, b, count):
     if not _check_binary(ctx, PRIM_ADD, dst, a, b, count):
         return
     advance_preload(ctx)
-    _binary(dst, a, b, count, _add)
+    _add_tiles(dst, a, b, count)
 
 
 @jit
@@ -275,7 +312,7 @@ def mul(ctx, dst, a, b, count):
     if not _check_binary(ctx, PRIM_MUL, dst, a, b, count):
         return
     advance_preload(ctx)
-    _binary(dst, a, b, count, _mul)
+    _mul_tiles(dst, a, b, count)
 
 
 @jit
