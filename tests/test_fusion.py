@@ -338,3 +338,23 @@ def uses_reads_a_temp_first(ctx, x, n):
 def test_a_temp_read_before_it_is_written_is_refused_when_compiled():
     with pytest.raises(Exception, match="temp 't' may be read before it is written"):
         uses_reads_a_temp_first.launch(np.ones(8, np.float32), 8, block_dim=1)
+
+
+@kernel(nrt=False)
+def in_place_binary(ctx, x, y, out_b, out_ab, n):
+    xs = alloc_buffer(ctx, n, np.float32)
+    ys = alloc_buffer(ctx, n, np.float32)
+    data_copy(ctx, xs, 0, x, 0, n)
+    data_copy(ctx, ys, 0, y, 0, n)
+    sub(ctx, ys, xs, ys, n)   # the result into the second operand
+    data_copy(ctx, out_b, 0, ys, 0, n)
+    mul(ctx, xs, xs, xs, n)   # into both operands
+    data_copy(ctx, out_ab, 0, xs, 0, n)
+
+
+def test_binary_ops_in_place_on_either_operand():
+    rng = np.random.default_rng(11)
+    x, y = rng.standard_normal(1000).astype(np.float32), rng.standard_normal(1000).astype(np.float32)
+    out_b, out_ab = np.empty_like(x), np.empty_like(x)
+    in_place_binary.launch(x, y, out_b, out_ab, 1000, block_dim=1)
+    assert np.array_equal(out_b, x - y) and np.array_equal(out_ab, x * x)

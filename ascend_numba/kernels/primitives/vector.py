@@ -153,7 +153,7 @@ def duplicate(ctx, dst, value, count):
     _fill(dst, _vscalar(dst, value), count)
 
 
-@jit(always_inline=True)
+@jit  # called, not inlined: Duplicate's loop, and the rare NaN-scalar case of Adds / Muls
 def _fill(dst, value, count):
     for i in range(min(count, dst.size)):
         _vstore(dst, i, value)
@@ -172,18 +172,13 @@ def _unary(dst, src, scalar, count, op):
 
 @jit(inline="always")
 def _binary(dst, a, b, count, op):
+    # In place on the first operand (t = op(t, x), the common form) gets a loop of its own, which
+    # vectorizes; any other overlap takes the general loop, whose overlap check then runs it
+    # element by element (each element is read before it is written: still exact).
     n = min(count, dst.size, a.size, b.size)
-    dst_is_a = _address(dst) == _address(a)
-    dst_is_b = _address(dst) == _address(b)
-    if dst_is_a and dst_is_b:
-        for i in range(n):
-            _vstore(dst, i, op(_vload(dst, i), _vload(dst, i)))
-    elif dst_is_a:
+    if _address(dst) == _address(a):
         for i in range(n):
             _vstore(dst, i, op(_vload(dst, i), _vload(b, i)))
-    elif dst_is_b:
-        for i in range(n):
-            _vstore(dst, i, op(_vload(a, i), _vload(dst, i)))
     else:
         for i in range(n):
             _vstore(dst, i, op(_vload(a, i), _vload(b, i)))
