@@ -24,7 +24,8 @@ from ._jit import jit
 
 __all__ = [
     "f32_as_u32", "u32_as_f32",
-    "f32_to_f16", "f16_to_f32", "f32_round_f16", "f32_round_f16_quiet", "f32_to_f16_quiet", "f32_to_bf16",
+    "f32_to_f16", "f16_to_f32", "f16_to_f32_quiet", "f32_round_f16", "f32_round_f16_quiet", "f32_to_f16_quiet",
+    "f32_to_bf16",
     "bf16_to_f32",
     "f32_to_f16_array", "f16_to_f32_array", "f32_to_bf16_array", "bf16_to_f32_array",
 ]
@@ -185,6 +186,13 @@ def f32_round_f16(x):
 def f32_round_f16_quiet(x):
     """:func:`f32_round_f16` of ``x`` that is not a signalling NaN."""
     return _fpext_half(_fptrunc_half(np.float32(x)))
+
+
+@jit(always_inline=True)
+def f16_to_f32_quiet(h):
+    """:func:`f16_to_f32` for an operand of arithmetic, which quiets a NaN anyway: the hardware's
+    widening, which sets a signalling NaN's quiet bit where NumPy keeps it, gives the same result."""
+    return _fpext_half(np.uint16(h))
 
 
 @jit(always_inline=True)

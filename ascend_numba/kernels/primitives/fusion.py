@@ -51,7 +51,8 @@ from numba.np.numpy_support import as_dtype
 from ...config import FUSION_BLOCK, FUSION_INTERLEAVE_F16
 from .._jit import OVERLOAD_OPTIONS, jit
 from ..half import (
-    bf16_to_f32, f16_to_f32, f32_round_f16, f32_round_f16_quiet, f32_to_bf16, f32_to_f16, f32_to_f16_quiet,
+    bf16_to_f32, f16_to_f32, f16_to_f32_quiet, f32_round_f16, f32_round_f16_quiet, f32_to_bf16, f32_to_f16,
+    f32_to_f16_quiet,
 )
 from ..lane import Lane, _address
 from . import vector
@@ -382,8 +383,13 @@ class _Element:
         self.scalar_of, self.half = scalar_of, half
         self.lines: list = []
 
-    def value(self, t: str, forms: dict) -> str:
-        return f"f16_to_f32(_r_{t})" if forms[t] == "raw" and t in self.half else f"_r_{t}"
+    def value(self, t: str, forms: dict, quieting: bool = False) -> str:
+        """Tile ``t``'s value as an operand; ``quieting``: of an op whose result quiets any NaN
+        operand, for which the hardware's fp16 widening (which quiets a signalling NaN, NumPy's
+        keeps it) gives the same bits at a fraction of the instructions."""
+        if forms[t] != "raw" or t not in self.half:
+            return f"_r_{t}"
+        return f"f16_to_f32_quiet(_r_{t})" if quieting else f"f16_to_f32(_r_{t})"
 
     def raw(self, t: str, forms: dict) -> str:
         if forms[t] == "raw" or t not in self.half:
@@ -406,7 +412,7 @@ class _Element:
                 self.lines.append(f"{indent}_r_{s.dst} = _dt_{s.dst}({spec.element}({self.raw(s.tiles[0], forms)}))")
                 forms[s.dst] = "raw"
                 continue
-            a = [self.value(t, forms) for t in s.tiles]
+            a = [self.value(t, forms, s.op in _QUIETING) for t in s.tiles]
             element = _NAN_FIRST[s.op] if s.op in _NAN_FIRST and s.dst in self.half else spec.element
             result = {"duplicate": lambda: self.scalar_of[id(s)],
                       "sqrt": lambda: f"np.sqrt({a[0]})",
@@ -580,7 +586,8 @@ def _scope(dtypes: dict) -> dict:
             "_add_nan_first": vector._add_nan_first, "_mul_nan_first": vector._mul_nan_first, "_max": vector._max,
             "f16_to_f32": f16_to_f32, "f32_to_f16": f32_to_f16, "bf16_to_f32": bf16_to_f32, "f32_to_bf16": f32_to_bf16,
             "f32_round_f16": f32_round_f16, "f32_round_f16_quiet": f32_round_f16_quiet,
-            "f32_to_f16_quiet": f32_to_f16_quiet, **{f"_dt_{t}": d for t, d in dtypes.items()}}
+            "f32_to_f16_quiet": f32_to_f16_quiet, "f16_to_f32_quiet": f16_to_f32_quiet,
+            **{f"_dt_{t}": d for t, d in dtypes.items()}}
 
 
 def _make_stub(program: _Program, func):
