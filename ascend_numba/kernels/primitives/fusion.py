@@ -60,6 +60,11 @@ from .preload import advance_preload
 
 __all__ = ["vector_program", "VectorProgramError", "parse_program"]
 
+# An interleaved pass takes its block in FUSION_INTERLEAVE_F16 equal parts.
+if FUSION_BLOCK % FUSION_INTERLEAVE_F16:
+    raise ValueError(f"config.FUSION_BLOCK ({FUSION_BLOCK}) must be a multiple of config.FUSION_INTERLEAVE_F16 "
+                     f"({FUSION_INTERLEAVE_F16})")
+
 
 class VectorProgramError(ValueError):
     """A vector program that cannot be compiled as written (raised when it is decorated)."""
