@@ -417,13 +417,13 @@ class _Element:
                 self.lines.append(f"{indent}_r_{s.dst} = _dt_{s.dst}({spec.element}({self.raw(s.tiles[0], forms)}))")
                 forms[s.dst] = "raw"
                 continue
-            a = [self.value(t, forms, s.op in _QUIETING) for t in s.tiles]
+            quiet = s.op in _QUIETING
+            a = [self.value(t, forms, quiet) for t in s.tiles]
             element = _NAN_FIRST[s.op] if s.op in _NAN_FIRST and s.dst in self.half else spec.element
             result = {"duplicate": lambda: self.scalar_of[id(s)],
                       "sqrt": lambda: f"np.sqrt({a[0]})",
                       "unary": lambda: element.format(a[0], self.scalar_of[id(s)]),
                       "binary": lambda: element.format(a[0], a[1])}[spec.kind]()
-            quiet = s.op in _QUIETING
             self.lines.append(f"{indent}_r_{s.dst} = {self.rounded(s.dst, result, quiet)}")
             forms[s.dst] = "quiet" if quiet else "value"
         return forms

@@ -271,17 +271,22 @@ def _sqrt(x, _unused):
 # NaN the CPU's choice would depend on the compiled loop (see _add_nan_first); decided once per
 # call, outside the loop.  A fused pass with such a scalar runs op by op.
 
+@jit(inline="always")
+def _with_scalar(dst, src, scalar, count, op):
+    v = _vscalar(dst, scalar)
+    if v != v:
+        _fill(dst, v + v, min(count, src.size))
+    else:
+        _unary(dst, src, v, count, op)
+
+
 @jit
 def adds(ctx, dst, src, scalar, count):
     """Adds: ``dst = src + scalar``."""
     if not _check_unary(ctx, PRIM_ADDS, dst, src, count):
         return
     advance_preload(ctx)
-    v = _vscalar(dst, scalar)
-    if v != v:
-        _fill(dst, v + v, min(count, src.size))  # a NaN scalar's, quieted
-    else:
-        _unary(dst, src, v, count, _add)
+    _with_scalar(dst, src, scalar, count, _add)
 
 
 @jit
@@ -290,11 +295,7 @@ def muls(ctx, dst, src, scalar, count):
     if not _check_unary(ctx, PRIM_MULS, dst, src, count):
         return
     advance_preload(ctx)
-    v = _vscalar(dst, scalar)
-    if v != v:
-        _fill(dst, v + v, min(count, src.size))  # a NaN scalar's, quieted, everywhere
-    else:
-        _unary(dst, src, v, count, _mul)
+    _with_scalar(dst, src, scalar, count, _mul)
 
 
 @jit
