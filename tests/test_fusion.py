@@ -13,10 +13,13 @@ from ascend_numba.kernels import (
     cast_f32_to_bf16, cast_f32_to_f16, constant, data_copy, div, duplicate, kernel, mul, muls, sub, vector_program,
     vmax, vsqrt,
 )
+from ascend_numba.kernels.primitives import fusion
 
 DT = constant("DT", "tile element type: float32, or uint16 holding fp16")
 FLAG = constant("FLAG", "the programs' flag as a compile-time constant")
-STATIC = constant("STATIC", "1: the flag is passed as the constant FLAG, 0: as the run-time argument")
+STATIC = constant("STATIC", "1: the flag and fuse are passed as the constants FLAG and FUSE, 0: as the run-time "
+                            "arguments")
+FUSE = constant("FUSE", "the programs' fuse as a compile-time constant")
 N = 1 << 16  # every fp16 bit pattern once
 TILE = 2048  # elements per UB tile (the kernels loop over N / TILE tiles)
 assert (TILE - 32) % FUSION_BLOCK != 0  # the programs' calls end with a part block
@@ -78,8 +81,8 @@ def programs(ctx, x, y, z, o1, o2, n, fuse, flag):
         # Two calls: whole fused blocks and a part block at the end, then a call shorter than a block.
         k = TILE - 32
         if STATIC == 1:
-            every_op(ctx, k, fuse, xs, ys, zs, r1, r2, t, u, FLAG, np.float32(0.75), np.float32(-3.0))
-            every_op(ctx, 32, fuse, xs[k:], ys[k:], zs[k:], r1[k:], r2[k:], t, u, FLAG, np.float32(0.75),
+            every_op(ctx, k, FUSE, xs, ys, zs, r1, r2, t, u, FLAG, np.float32(0.75), np.float32(-3.0))
+            every_op(ctx, 32, FUSE, xs[k:], ys[k:], zs[k:], r1[k:], r2[k:], t, u, FLAG, np.float32(0.75),
                      np.float32(-3.0))
         else:
             every_op(ctx, k, fuse, xs, ys, zs, r1, r2, t, u, flag, np.float32(0.75), np.float32(-3.0))
@@ -123,14 +126,14 @@ def _operands(dtype):
 def _run(dtype, mode, fuse, flag, static):
     x, y, z = (a.copy() for a in _operands(dtype))
     o1, o2 = np.empty_like(x), np.empty_like(x)
-    # A flag known only at run time: one specialization serves both values (FLAG is not read).
-    constants = {"DT": dtype, "FLAG": flag if static else 0, "STATIC": int(static)}
+    # Flag and fuse known only at run time: one specialization serves every value (FLAG, FUSE not read).
+    constants = {"DT": dtype, "FLAG": flag if static else 0, "FUSE": int(fuse) if static else 0, "STATIC": int(static)}
     programs.launch(x, y, z, o1, o2, N, int(fuse), flag, block_dim=1, datatype=constants,
                     trace=mode == "traced", checked=mode == "checked")
     return [a.view(np.uint32 if a.itemsize == 4 else np.uint16) for a in (x, o1, o2)]
 
 
-# (tile type, flag, flag a compile-time constant, lane modes run fused besides plain): every
+# (tile type, flag, flag and fuse compile-time constants, lane modes run fused besides plain): every
 # combination fused against op by op in plain lanes; traced and checked lanes (always op by op) on
 # some, each a specialization of its own to compile.
 COMBINATIONS = [
@@ -158,7 +161,8 @@ def test_the_op_by_op_program_is_the_numpy_arithmetic():
     x, y = rng.uniform(0.5, 2, N).astype(np.float32), rng.uniform(0.5, 2, N).astype(np.float32)
     z = rng.uniform(0.5, 2, N).astype(np.float32)
     x_in, o1, o2 = x.copy(), np.empty_like(x), np.empty_like(x)
-    programs.launch(x_in, y, z, o1, o2, N, 1, 1, block_dim=1, datatype={"DT": np.float32, "FLAG": 1, "STATIC": 1})
+    programs.launch(x_in, y, z, o1, o2, N, 0, 1, block_dim=1,
+                    datatype={"DT": np.float32, "FLAG": 1, "FUSE": 0, "STATIC": 1})
     a, b = np.float32(0.75), np.float32(-3.0)
     u = np.maximum((x * y) / z - x, z)
     expected_o1 = np.sqrt(u) * -a + b
@@ -197,15 +201,19 @@ def nan_pairs_kernel(ctx, x, y, o_add, o_mul, o_adds, o_muls, n, fuse, s):
     outs = alloc_buffer(ctx, 4 * n, DT)
     data_copy(ctx, xs, 0, x, 0, n)
     data_copy(ctx, ys, 0, y, 0, n)
-    nan_pairs(ctx, n, fuse, xs, ys, outs[:n], outs[n:2 * n], outs[2 * n:3 * n], outs[3 * n:], s)
+    if STATIC == 1:
+        nan_pairs(ctx, n, FUSE, xs, ys, outs[:n], outs[n:2 * n], outs[2 * n:3 * n], outs[3 * n:], s)
+    else:
+        nan_pairs(ctx, n, fuse, xs, ys, outs[:n], outs[n:2 * n], outs[2 * n:3 * n], outs[3 * n:], s)
     data_copy(ctx, o_add, 0, outs, 0, n)
     data_copy(ctx, o_mul, 0, outs, n, n)
     data_copy(ctx, o_adds, 0, outs, 2 * n, n)
     data_copy(ctx, o_muls, 0, outs, 3 * n, n)
 
 
+@pytest.mark.parametrize("static", [False, True], ids=["fuse at run time", "fuse a constant"])
 @pytest.mark.parametrize("bits", [np.uint32, np.uint16], ids=["fp32", "fp16"])
-def test_nans_of_add_and_mul_are_fixed(bits):
+def test_nans_of_add_and_mul_are_fixed(bits, static):
     """fp16 tiles: which NaN a commutative op returns for two NaNs is fixed (the first operand's,
     as Sub and Div give), not left to how the compiler ordered the operands, fused and op by op
     alike.  Every tile type: Adds and Muls with a NaN scalar give the scalar's NaN, quieted,
@@ -218,20 +226,23 @@ def test_nans_of_add_and_mul_are_fixed(bits):
     x = (sign | exp | payload).astype(bits)
     y = (exp | quiet | rng.permutation(payload)).astype(bits)
     dt = np.float32 if bits is np.uint32 else np.uint16
-    scalar = np.uint32(0xFFA00001).view(np.float32)  # a signalling NaN
-    scalar_in_tile = np.float32(scalar).view(np.uint32) if bits is np.uint32 else np.uint32(0xFD00)
-    for fuse in (1, 0):
+    nan = np.uint32(0xFFA00001).view(np.float32)  # a signalling NaN
+    nan_in_tile = np.float32(nan).view(np.uint32) if bits is np.uint32 else np.uint32(0xFD00)
+    # A NaN scalar makes the fused program run its ops one by one; a number keeps the pass.
+    for scalar, fuse in ((nan, 1), (nan, 0), (np.float32(1.5), 1), (np.float32(1.5), 0)):
         outs = [np.empty_like(x) for _ in range(4)]
         nan_pairs_kernel.launch(x.view(dt), y.view(dt), *(o.view(dt) for o in outs), n, fuse, scalar,
-                                block_dim=1, datatype={"DT": dt})
+                                block_dim=1, datatype={"DT": dt, "STATIC": int(static), "FUSE": fuse})
         o_add, o_mul, o_adds, o_muls = outs
+        case = (scalar, fuse)
         if bits is np.uint16:
-            assert np.array_equal(o_add, x | bits(quiet)), fuse
-            assert np.array_equal(o_mul, x | bits(quiet)), fuse
+            assert np.array_equal(o_add, x | bits(quiet)), case
+            assert np.array_equal(o_mul, x | bits(quiet)), case
         else:  # the CPU's choice of the two, quieted
             for o in (o_add, o_mul):
-                assert np.all((o == x | bits(quiet)) | (o == y)), fuse
-        assert np.all(o_adds == (bits(scalar_in_tile) | bits(quiet))) and np.all(o_muls == o_adds), fuse
+                assert np.all((o == x | bits(quiet)) | (o == y)), case
+        expected = bits(nan_in_tile) | bits(quiet) if np.isnan(scalar) else x | bits(quiet)
+        assert np.all(o_adds == expected) and np.all(o_muls == expected), case
 
 
 @kernel(nrt=False)
@@ -239,16 +250,20 @@ def overlapping(ctx, x, out, n, fuse):
     xs = alloc_buffer(ctx, 2 * n, np.float32)
     t = alloc_buffer(ctx, n, np.float32)
     data_copy(ctx, xs, 0, x, 0, 2 * n)
-    scale_shift(ctx, n, fuse, xs, xs[8:], t, np.float32(2.0), np.float32(1.0))  # out overlaps x, shifted
+    if STATIC == 1:  # out overlaps x, shifted
+        scale_shift(ctx, n, FUSE, xs, xs[8:], t, np.float32(2.0), np.float32(1.0))
+    else:
+        scale_shift(ctx, n, fuse, xs, xs[8:], t, np.float32(2.0), np.float32(1.0))
     data_copy(ctx, out, 0, xs, 0, 2 * n)
 
 
-def test_overlapping_tiles_run_op_by_op():
+@pytest.mark.parametrize("static", [False, True], ids=["fuse at run time", "fuse a constant"])
+def test_overlapping_tiles_run_op_by_op(static):
     """Fused, out = x[8:] would read elements already written: the program runs its ops one by one."""
     x = np.arange(2048, dtype=np.float32)
     fused, op_by_op = np.empty_like(x), np.empty_like(x)
-    overlapping.launch(x, fused, 1024, 1, block_dim=1)
-    overlapping.launch(x, op_by_op, 1024, 0, block_dim=1)
+    for fuse, out in ((1, fused), (0, op_by_op)):
+        overlapping.launch(x, out, 1024, fuse, block_dim=1, datatype={"STATIC": int(static), "FUSE": fuse})
     assert fused.tobytes() == op_by_op.tobytes()
     expected = x.copy()
     expected[8:1032] = x[:1024] * 2 + 1
@@ -358,3 +373,15 @@ def test_binary_ops_in_place_on_either_operand():
     out_b, out_ab = np.empty_like(x), np.empty_like(x)
     in_place_binary.launch(x, y, out_b, out_ab, 1000, block_dim=1)
     assert np.array_equal(out_b, x - y) and np.array_equal(out_ab, x * x)
+
+
+def test_a_constant_fuse_compiles_only_its_path():
+    """With ``fuse`` a compile-time constant a call compiles one path: the fused pass calls no
+    primitive (its fallback is a loop of its own), the op-by-op Compute is the primitives' calls;
+    a run-time fuse compiles both."""
+    program = every_op.vector_program
+    body = fusion._pruned(program.body, {"flag": 1})
+    fused = fusion._source(program, body, True, set(), True)
+    assert "_p." not in fused and "_op_by_op" not in fused
+    assert "_p.vmax(" in fusion._source(program, body, True, set(), False)
+    assert "_op_by_op(" in fusion._source(program, body, True, set(), None)

@@ -27,10 +27,13 @@ What a call does, by lane:
   primitive would (a fp16 tile's result is rounded to fp16 after every op, through the CPU's
   conversions, and such a pass works on ``config.FUSION_INTERLEAVE_F16`` elements side by
   side), temporaries (``temps``) kept in registers and never written to UB, every other
-  assigned tile stored.  Between blocks the pass advances the lane's preload by the share of the
-  ops' advances that the elements done so far stand for; the part block at the end runs op by op.
-  The tiles must not overlap and must hold ``count`` elements each; otherwise, and with ``fuse``
-  False, the ops run one by one over the whole tiles (the op-by-op Compute).
+  assigned tile stored; the part block at the end element by element.  Between blocks the pass
+  advances the lane's preload by the share of the ops' advances that the elements done so far
+  stand for.  The tiles must not overlap and must hold ``count`` elements each, and no Adds /
+  Muls scalar may be a NaN; otherwise the ops run one by one over the whole tiles, exactly as the
+  primitives compute them, in one slow loop that is cheap to compile.  ``fuse`` False runs the
+  op-by-op Compute (the primitives' calls); a call whose ``fuse`` is a compile-time constant
+  compiles only the path it names, so a fused kernel never compiles the primitives' loops.
 * traced and checked lanes: the ops one by one over the whole tiles, so every op is counted and
   every operand's UB range checked exactly as the unfused Compute's.
 """
@@ -514,15 +517,65 @@ def _interleaved(lines: list, ways: int) -> list:
     return out
 
 
-def _source(program: _Program, body: list, fused: bool, half: set = frozenset()) -> str:
-    """``_op_by_op`` (the primitives' calls, one per op) and ``_impl``: the op-by-op Compute, or
-    (``fused``) the pass, with the op-by-op Compute as its fallback and for its last part block;
-    ``half``: the uint16 tiles (fp16 arithmetic)."""
+def _guarded(body: list, guard: str = "") -> list:
+    """Every op of ``body`` in program order with the flag test that runs it ("" always)."""
+    out = []
+    for s in body:
+        if isinstance(s, _Op):
+            out.append((guard, s))
+            continue
+        test = f"({ast.unparse(s.test)})"
+        out += _guarded(s.then, f"{guard} and {test}" if guard else test)
+        out += _guarded(s.orelse, f"{guard} and not {test}" if guard else f"not {test}")
+    return out
+
+
+def _stepwise_lines(body: list, scalar_of: dict, half: set, indent: str) -> list:
+    """The ops one by one over ``count`` elements of the tiles, as the primitives compute them
+    (each op over every element before the next, ``min`` of the count and its tiles' sizes, a
+    NaN Adds / Muls scalar filling, the preload advanced once per op), in one element loop that
+    picks the op: slow, for the pass's rare fallback, and a fraction of the primitives' compile."""
+    ops = _guarded(body)
+    sizes = []
+    for guard, s in ops:
+        # min of four for every op (one overload to compile): absent operands repeat the dst.
+        n = f"max(min(count, {', '.join(f'{t}.size' for t in [s.dst, *s.tiles, s.dst, s.dst][:3])}), 0)"
+        sizes.append(f"{n} if {guard} else -1" if guard else n)
+    lines = [f"{indent}_sizes = ({', '.join(sizes)},)",
+             f"{indent}for _k in range({len(ops)}):",
+             f"{indent}    _n = _sizes[_k]",
+             f"{indent}    if _n < 0:",
+             f"{indent}        continue",
+             f"{indent}    advance_preload(ctx)",
+             f"{indent}    for _i in range(_n):"]
+    case = indent + "            "
+    for k, (_, s) in enumerate(ops):
+        compute = _Element(scalar_of, half)
+        forms = compute.emit([s], case, {t: "raw" for t in s.tiles})
+        store = f"{case}{s.dst}[_i] = {compute.raw(s.dst, forms)}"
+        step = [*(f"{case}_r_{t} = {t}[_i]" for t in dict.fromkeys(s.tiles)), *compute.lines, store]
+        if s.op in ("adds", "muls"):  # a NaN scalar: its NaN, quieted, everywhere (see vector._with_scalar)
+            v = scalar_of[id(s)]
+            nan = f"f32_to_f16_quiet({v} + {v})" if s.dst in half else f"_dt_{s.dst}({v} + {v})"
+            step = [f"{case}if {v} != {v}:", f"{case}    {s.dst}[_i] = {nan}", f"{case}else:",
+                    *("    " + line for line in step)]
+        lines.append(f"{indent}        {'if' if k == 0 else 'elif'} _k == {k}:")
+        # Each op's registers of its own: a tile's bits in one op, its fp32 value in another.
+        lines += [re.sub(r"\b_r_", f"_r{k}_", line) for line in step]
+    return lines
+
+
+def _source(program: _Program, body: list, fused: bool, half: set = frozenset(), fuse=None) -> str:
+    """``_impl``: the op-by-op Compute (the primitives' calls, one per op), or (``fused``) the
+    pass (whole blocks, then the last part block's elements one at a time) with the ops one by
+    one (:func:`_stepwise_lines`) as its fallback; ``half``: the uint16 tiles (fp16
+    arithmetic); ``fuse``: its value when the call passes a constant, else None (a run-time
+    False then runs the op-by-op Compute, compiled only for such calls)."""
     params = ", ".join(["ctx", "count", "fuse", *program.params])
+    call = f"_op_by_op({', '.join(['ctx', 'count', *program.params])})"
     op_by_op = "\n".join([f"def _op_by_op({', '.join(['ctx', 'count', *program.params])}):",
                           *(_unfused_lines(body, "    ") or ["    pass"]), ""])
-    call = f"_op_by_op({', '.join(['ctx', 'count', *program.params])})"
-    if not fused:
+    if not fused or fuse is False:
         return "\n".join([op_by_op, f"def _impl({params}):", f"    {call}", ""])
     tiles = [t for t in program.params if program.roles.get(t) == "tile"
              and any(t == s.dst or t in s.tiles for s in _ops_of(body))]
@@ -539,47 +592,52 @@ def _source(program: _Program, body: list, fused: bool, half: set = frozenset())
             scalar_lines.append(f"    _s{k} = f32_round_f16(np.float32({value}))" if s.dst in half
                                 else f"    _s{k} = _dt_{s.dst}({value})")
     # The tiles hold count elements each and do not overlap, and no Adds / Muls scalar is a NaN
-    # (the primitive's own rule for that): else the op-by-op Compute.
+    # (the primitive's own rule for that): else the ops one by one.
     starts = ", ".join(f"_address({t})" for t in tiles)
     ends = ", ".join(f"_address({t}) + count * {t}.itemsize" for t in tiles)
     sizes = ", ".join(f"{t}.size" for t in tiles)
-    fits = [f"    _ok = fuse != 0 and count > 0 and min(({sizes},)) >= count and _disjoint(({starts},), ({ends},))",
+    fits = [f"    _ok = count > 0 and min(({sizes},)) >= count and _disjoint(({starts},), ({ends},))",
             *(f"    _ok = _ok and {v} == {v}" for v in operand_scalars)]
-    element = "            "
+    element = "                "
     compute = _Element(scalar_of, set(half))
+    forms = compute.emit(body, element, {t: "raw" for t in loads})
+    # One element: its loads, the ops in registers, its stores (indexed by _i).
+    one = [*(f"{element}_r_{t} = _v_{t}[_i]" for t in loads), *compute.lines,
+           *(f"{element}_v_{t}[_i] = {compute.raw(t, forms)}" for t in stores)]
     # Chains of fp16 roundings run FUSION_INTERLEAVE_F16 elements side by side (see config).
     ways = FUSION_INTERLEAVE_F16 if any(OPS[s.op].kind != "cast" and s.dst in half for s in _ops_of(body)) else 1
-    forms = compute.emit(body, element, {t: "raw" for t in loads})
-    # The op-by-op Compute of the last part block: every tile viewed from its first element past
-    # the whole blocks.
-    tail = [p if program.roles.get(p) != "tile" else f"{p}[_whole:]" for p in program.params]
     return "\n".join([
-        op_by_op,
+        *([op_by_op] if fuse is None else []),
         f"def _impl({params}):",
+        *(["    if fuse == 0:", f"        {call}", "        return"] if fuse is None else []),
         *scalar_lines,
         *fits,
-        "    if not _ok:",
-        f"        {call}",
-        "        return",
-        "    _nops = 0",
-        *_count_lines(body, "    "),
-        "    _advanced = 0",
-        # Whole blocks of a constant length (one vectorized loop, no remainder loop to compile).
-        f"    _whole = count // {FUSION_BLOCK} * {FUSION_BLOCK}",
-        f"    for _b in range(0, _whole, {FUSION_BLOCK}):",
+        "    if _ok:",
+        "        _nops = 0",
+        *_count_lines(body, "        "),
+        "        _advanced = 0",
+        # Whole blocks of a constant length (a vectorized loop with no remainder loop of its own).
+        f"        _whole = count // {FUSION_BLOCK} * {FUSION_BLOCK}",
+        f"        for _b in range(0, _whole, {FUSION_BLOCK}):",
         # The preload shares the unfused ops would have advanced by the end of this block.
-        f"        _due = _nops * (_b + {FUSION_BLOCK}) // count",
-        "        while _advanced < _due:",
+        f"            _due = _nops * (_b + {FUSION_BLOCK}) // count",
+        "            while _advanced < _due:",
+        "                advance_preload(ctx)",
+        "                _advanced += 1",
+        # Views of the block, indexed from 0: the element loop vectorizes.
+        *(f"            _v_{t} = {t}[_b:_b + {FUSION_BLOCK}]" for t in tiles),
+        f"            for _i in range({FUSION_BLOCK // ways}):",
+        *_interleaved(one, ways),
+        # The last part block, element by element (the same lines, on views from its start),
+        # then the preload's remaining shares.
+        *(f"        _v_{t} = {t}[_whole:]" for t in tiles),
+        "        for _i in range(count - _whole):",
+        *(line[4:] for line in one),
+        "        while _advanced < _nops:",
         "            advance_preload(ctx)",
         "            _advanced += 1",
-        # Views of the block, indexed from 0: the element loop vectorizes.
-        *(f"        _v_{t} = {t}[_b:_b + {FUSION_BLOCK}]" for t in tiles),
-        f"        for _i in range({FUSION_BLOCK // ways}):",
-        *_interleaved([*(f"{element}_r_{t} = _v_{t}[_i]" for t in loads), *compute.lines,
-                       *(f"{element}_v_{t}[_i] = {compute.raw(t, forms)}" for t in stores)], ways),
-        # The last part block, op by op (each op advances the preload once more).
-        "    if _whole < count:",
-        f"        _op_by_op({', '.join(['ctx', 'count - _whole', *tail])})",
+        "    else:",
+        *_stepwise_lines(body, scalar_of, set(half), "        "),
         "",
     ])
 
@@ -610,15 +668,17 @@ def _make_stub(program: _Program, func):
         dtypes = {p: as_dtype(t.dtype).type for p, t in zip(program.params, args)
                   if program.roles.get(p) == "tile" and isinstance(t, types.Array)}
         fused = isinstance(ctx, types.NamedTuple) and ctx.instance_class is Lane
-        key = (fused, tuple(sorted(static.items())), tuple(sorted((p, d.__name__) for p, d in dtypes.items())))
+        fuse_value = bool(fuse.literal_value) if isinstance(fuse, types.Literal) else None
+        key = (fused, fuse_value, tuple(sorted(static.items())),
+               tuple(sorted((p, d.__name__) for p, d in dtypes.items())))
         if key not in impls:
             body = _pruned(program.body, static)
             _check_temps_written_first(program, body)
             scope = _scope(dtypes)
-            exec(_source(program, body, fused, {p for p, d in dtypes.items() if d is np.uint16}), scope)
-            # Compiled once and called from both places (inlined at each, it doubled the pass's
-            # compile); not cached on its own (no source file), but inside every kernel calling it.
-            scope["_op_by_op"] = jit(scope["_op_by_op"])
+            exec(_source(program, body, fused, {p for p, d in dtypes.items() if d is np.uint16}, fuse_value), scope)
+            # Not cached on their own (no source file), but in each kernel calling them.
+            if "_op_by_op" in scope:
+                scope["_op_by_op"] = jit(scope["_op_by_op"])
             impls[key] = scope["_impl"]
         return impls[key]
 
