@@ -85,8 +85,8 @@ def test_ub_budget(dtype, amsgrad, variant):
     io_t = np.float32 if io == 4 else np.uint16
     flat = [a.view(io_t) if io == 2 else a for a in (var, m, v, grad, mgn)]
     scal = np.array([np.asarray(s, dtype) for s in SCALARS.values()], dtype).view(io_t)
-    problem = _problem(100_000, name, variant, amsgrad, False, None, plat)
-    state = problem.run((*flat, scal, flat[0].copy(), flat[1].copy(), flat[2].copy(), 1))
+    problem = _problem(100_000, name, variant, amsgrad, False, True, None, plat)
+    state = problem.run((*flat, scal, flat[0].copy(), flat[1].copy(), flat[2].copy()))
     assert (state[:, STATE_UB_TOP] == plan.ub_bytes).all()
 
 

@@ -135,11 +135,12 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
         outs = tuple(empty(a.shape, a.dtype) for a in (var, m, v))
     if var.size == 0:
         return (outs, None) if trace else outs
-    problem = _problem(var.size, ADAMW_DTYPES[dtype], variant, bool(amsgrad), bool(maximize), block_dim, plat)
+    problem = _problem(var.size, ADAMW_DTYPES[dtype], variant, bool(amsgrad), bool(maximize), bool(fused), block_dim,
+                       plat)
     inputs = [as_gm(np.ascontiguousarray(a), n) for n, a in tensors.items()]
     mgn = as_gm(np.ascontiguousarray(max_grad_norm), "max_grad_norm") if amsgrad else inputs[0][:1]
     gm_args = (*inputs, mgn, as_gm(scalar_array, "scalars"),
-               *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v"))), int(bool(fused)))
+               *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v"))))
     result = problem.run(gm_args, trace=trace, checked=checked, fresh=() if inplace else ("var_out", "m_out", "v_out"))
     if trace:
         result.info.update(dtype=ADAMW_DTYPES[dtype], variant=variant, amsgrad=bool(amsgrad),
@@ -149,10 +150,12 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
 
 
 @problem_cache
-def _problem(size: int, dtype_name: str, variant: str, amsgrad: bool, maximize: bool, block_dim, plat) -> Problem:
-    """The plan and the kernel's compile-time constants: the TilingKey and the datatype."""
+def _problem(size: int, dtype_name: str, variant: str, amsgrad: bool, maximize: bool, fused: bool, block_dim,
+             plat) -> Problem:
+    """The plan and the kernel's compile-time constants: the TilingKey, the datatype and whether
+    the Compute is fused (a kernel of each: the fused one never compiles the op-by-op loops)."""
     plan = plan_adamw(size, dtype_name, variant, amsgrad, maximize, block_dim, plat)
     io = np.float32 if dtype_name == "float32" else np.uint16
     constants = {**plan.key, "IO": io, "DTYPE": DTYPE_CODES[dtype_name], "VARIANT": VARIANTS.index(variant),
-                 "CAST": computes_in_fp32(dtype_name, variant)}
+                 "CAST": computes_in_fp32(dtype_name, variant), "FUSED": int(fused)}
     return Problem(adamw_kernel, plan.tiling, plan.block_dim, plat, constants)

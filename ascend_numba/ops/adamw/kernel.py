@@ -7,7 +7,7 @@ inside the vector primitives have none.
 Per tile: CopyIn (MTE2) the inputs into the double-buffered in-queues and
 announce the next tile's (preload: the device's MTE2 fetches it during this
 tile's Compute), Compute (V) with Muls/Mul/Sub/Add/Div/Sqrt/Max/Adds, written as
-the vector programs below (tile fusion: one pass over the tile; ``fused`` 0 runs
+the vector programs below (tile fusion: one pass over the tile; ``FUSED`` 0 runs
 each op over the whole tile, the op-by-op path), CopyOut (MTE3) exactly the
 tile's elements.  In the native modes (fp32, fp16 seed) every op runs in the
 tensor type, so fp16 rounds after each op as the fp16 vector unit does.
@@ -33,10 +33,11 @@ IO = constant("IO", "element type of the GM tensors and queues: float32, or uint
 DTYPE = constant("DTYPE", "0 fp32, 1 fp16, 2 bf16")
 VARIANT = constant("VARIANT", "0 seed/TBE op order, 1 A2 op order")
 CAST = constant("CAST", "compute through fp32 work tiles, rounding once at the end")
+FUSED = constant("FUSED", "1: the Compute's vector programs run fused, 0: op by op (the primitives' loops)")
 
 
 # The Compute as vector programs (tile fusion, see kernels.vector_program): one pass over a tile
-# in a plain lane, op by op in traced and checked lanes and with fused=0.  Each line is one vector
+# in a plain lane, op by op in traced and checked lanes and with FUSED 0.  Each line is one vector
 # op of the device's Compute, in its order and rounding; t1, t2 are the tmp tiles.
 
 @vector_program(temps=("t1", "t2"))
@@ -125,7 +126,7 @@ def _as_f32(value):
 
 # nrt=False: the body allocates nothing, so it needs no reference counts (see launch.kernel).
 @kernel(tiling_key=AdamWKey, nrt=False)
-def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v_out, fused, t):
+def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v_out, t):
     amsgrad = Amsgrad == 1
     # Init: this lane's blocks (big/small split) and every UB buffer, bound once.
     start, end = big_small_lane_range(ctx, t.bigCores, t.smallBlocks, t.blockElems, t.totalLength)
@@ -197,11 +198,11 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
                 preload(ctx, max_grad_norm, pos + n, ahead, COMPUTE_OPS)
         # Compute: one vector program over this tile's queue slots (fused: one pass).
         if CAST:
-            adamw_update_in_fp32(ctx, n_al, fused, in_var[q:], in_m[q:], in_v[q:], in_g[q:], in_mgn[q:],
+            adamw_update_in_fp32(ctx, n_al, FUSED, in_var[q:], in_m[q:], in_v[q:], in_g[q:], in_mgn[q:],
                                  out_var[q:], out_m[q:], out_v[q:], w_var, w_m, w_v, w_g, w_mgn, t1, t2,
                                  DTYPE, VARIANT, Amsgrad, Maximize, beta1, beta2, epsilon, decay, b2o, step, one)
         else:
-            adamw_update(ctx, n_al, fused, in_var[q:], in_m[q:], in_v[q:], in_g[q:], in_mgn[q:], out_var[q:],
+            adamw_update(ctx, n_al, FUSED, in_var[q:], in_m[q:], in_v[q:], in_g[q:], in_mgn[q:], out_var[q:],
                          out_m[q:], out_v[q:], t1, t2, VARIANT, Amsgrad, Maximize, beta1, beta2, epsilon, decay, b2o,
                          step, one)
         # CopyOut: exactly this tile's elements.
