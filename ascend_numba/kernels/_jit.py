@@ -45,8 +45,9 @@ __all__ = ["jit", "dispatcher", "JIT_OPTIONS", "OVERLOAD_OPTIONS", "TaggedCache"
 # No fastmath: results are compared bit for bit.
 JIT_OPTIONS = {"cache": True, "error_model": "numpy"}
 # @overload implementations are compiled into their (cached) callers; caching them on their own
-# would go through Numba's unlocked index update (see TaggedCache.save_overload).
-OVERLOAD_OPTIONS = {"error_model": "numpy"}
+# would go through Numba's unlocked index update (see TaggedCache.save_overload).  Only compiled
+# code calls them: no cfunc wrapper (Numba gives them no CPython one).
+OVERLOAD_OPTIONS = {"error_model": "numpy", "no_cfunc_wrapper": True}
 
 _PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 
