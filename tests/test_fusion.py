@@ -271,6 +271,28 @@ def test_overlapping_tiles_run_op_by_op(static):
 
 
 @kernel(nrt=False)
+def short_temp(ctx, x, out, n, fuse):
+    xs = alloc_buffer(ctx, n, np.float32)
+    o = alloc_buffer(ctx, n, np.float32)
+    t = alloc_buffer(ctx, n // 2, np.float32)
+    data_copy(ctx, xs, 0, x, 0, n)
+    duplicate(ctx, o, np.float32(-1.0), n)
+    scale_shift(ctx, n, fuse, xs, o, t, np.float32(2.0), np.float32(1.0))
+    data_copy(ctx, out, 0, o, 0, n)
+
+
+def test_a_tile_shorter_than_count_runs_op_by_op():
+    """A plain lane does not check UB ranges: each op covers what its tiles hold (the temp's half
+    here), fused as op by op."""
+    x = np.arange(1024, dtype=np.float32)
+    fused, op_by_op = np.empty_like(x), np.empty_like(x)
+    short_temp.launch(x, fused, 1024, 1, block_dim=1)
+    short_temp.launch(x, op_by_op, 1024, 0, block_dim=1)
+    assert fused.tobytes() == op_by_op.tobytes()
+    assert np.array_equal(fused[:512], x[:512] * 2 + 1) and np.all(fused[512:] == -1)
+
+
+@kernel(nrt=False)
 def temp_after_the_program(ctx, x, out, temp, n, fuse):
     xs = alloc_buffer(ctx, n, np.float32)
     o = alloc_buffer(ctx, n, np.float32)

@@ -387,8 +387,8 @@ class _Element:
     a row cost one rounding, not a conversion to fp16 and back; for other tiles the same thing
     as raw; "quiet": such a value known not to be a signalling NaN)."""
 
-    def __init__(self, scalar_of: dict, half: set):
-        self.scalar_of, self.half = scalar_of, half
+    def __init__(self, scalar_of: dict, half: set, nan_scalars: bool = False):
+        self.scalar_of, self.half, self.nan_scalars = scalar_of, half, nan_scalars
         self.lines: list = []
 
     def value(self, t: str, forms: dict, quieting: bool = False) -> str:
@@ -422,6 +422,11 @@ class _Element:
                 continue
             quiet = s.op in _QUIETING
             a = [self.value(t, forms, quiet) for t in s.tiles]
+            if spec.kind == "unary" and self.nan_scalars:
+                # A NaN scalar stands in for the operand: its NaN, quieted, everywhere (the
+                # primitives' rule, vector._with_scalar).
+                v = self.scalar_of[id(s)]
+                a[0] = f"({v} if {v} != {v} else {a[0]})"
             element = _NAN_FIRST[s.op] if s.op in _NAN_FIRST and s.dst in self.half else spec.element
             result = {"duplicate": lambda: self.scalar_of[id(s)],
                       "sqrt": lambda: f"np.sqrt({a[0]})",
@@ -533,8 +538,9 @@ def _guarded(body: list, guard: str = "") -> list:
 def _stepwise_lines(body: list, scalar_of: dict, half: set, indent: str) -> list:
     """The ops one by one over ``count`` elements of the tiles, as the primitives compute them
     (each op over every element before the next, ``min`` of the count and its tiles' sizes, a
-    NaN Adds / Muls scalar filling, the preload advanced once per op), in one element loop that
-    picks the op: slow, for the pass's rare fallback, and a fraction of the primitives' compile."""
+    NaN Adds / Muls scalar's NaN everywhere, the preload advanced once per op), in one element
+    loop that picks the op: slow, for the pass's rare fallback, and a fraction of the primitives'
+    compile."""
     ops = _guarded(body)
     sizes = []
     for guard, s in ops:
@@ -550,18 +556,14 @@ def _stepwise_lines(body: list, scalar_of: dict, half: set, indent: str) -> list
              f"{indent}    for _i in range(_n):"]
     case = indent + "            "
     for k, (_, s) in enumerate(ops):
-        compute = _Element(scalar_of, half)
+        compute = _Element(scalar_of, half, nan_scalars=True)
         forms = compute.emit([s], case, {t: "raw" for t in s.tiles})
-        store = f"{case}{s.dst}[_i] = {compute.raw(s.dst, forms)}"
-        step = [*(f"{case}_r_{t} = {t}[_i]" for t in dict.fromkeys(s.tiles)), *compute.lines, store]
-        if s.op in ("adds", "muls"):  # a NaN scalar: its NaN, quieted, everywhere (see vector._with_scalar)
-            v = scalar_of[id(s)]
-            nan = f"f32_to_f16_quiet({v} + {v})" if s.dst in half else f"_dt_{s.dst}({v} + {v})"
-            step = [f"{case}if {v} != {v}:", f"{case}    {s.dst}[_i] = {nan}", f"{case}else:",
-                    *("    " + line for line in step)]
+        step = [*(f"{case}_r_{t} = {t}[_i]" for t in dict.fromkeys(s.tiles)), *compute.lines,
+                f"{case}{s.dst}[_i] = {compute.raw(s.dst, forms)}"]
         lines.append(f"{indent}        {'if' if k == 0 else 'elif'} _k == {k}:")
-        # Each op's registers of its own: a tile's bits in one op, its fp32 value in another.
-        lines += [re.sub(r"\b_r_", f"_r{k}_", line) for line in step]
+        # Each op's registers of its own (a tile's bits in one op, its fp32 value in another),
+        # named apart from the pass's.
+        lines += [re.sub(r"\b_r_", f"_q{k}_", line) for line in step]
     return lines
 
 
