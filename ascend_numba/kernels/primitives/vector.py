@@ -269,7 +269,7 @@ def _sqrt(x, _unused):
 
 # Adds and Muls with a NaN scalar give the scalar's NaN, quieted, everywhere: with both operands
 # NaN the CPU's choice would depend on the compiled loop (see _add_nan_first); decided once per
-# call, outside the loop.  A fused pass with such a scalar runs op by op.
+# call, outside the loop.  A fused program with such a scalar runs its ops one by one (same rule).
 
 @jit(inline="always")
 def _with_scalar(dst, src, scalar, count, op):
