@@ -678,7 +678,7 @@ def _make_stub(program: _Program, func):
             _check_temps_written_first(program, body)
             scope = _scope(dtypes)
             exec(_source(program, body, fused, {p for p, d in dtypes.items() if d is np.uint16}, fuse_value), scope)
-            # Not cached on their own (no source file), but in each kernel calling them.
+            # Not cached on its own (no source file), but in each kernel calling it.
             if "_op_by_op" in scope:
                 scope["_op_by_op"] = jit(scope["_op_by_op"])
             impls[key] = scope["_impl"]

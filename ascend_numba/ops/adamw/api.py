@@ -135,8 +135,9 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
         outs = tuple(empty(a.shape, a.dtype) for a in (var, m, v))
     if var.size == 0:
         return (outs, None) if trace else outs
-    problem = _problem(var.size, ADAMW_DTYPES[dtype], variant, bool(amsgrad), bool(maximize), bool(fused), block_dim,
-                       plat)
+    # Traced and checked lanes run the Compute op by op whatever FUSED says: one kernel serves both.
+    problem = _problem(var.size, ADAMW_DTYPES[dtype], variant, bool(amsgrad), bool(maximize),
+                       bool(fused or trace or checked), block_dim, plat)
     inputs = [as_gm(np.ascontiguousarray(a), n) for n, a in tensors.items()]
     mgn = as_gm(np.ascontiguousarray(max_grad_norm), "max_grad_norm") if amsgrad else inputs[0][:1]
     gm_args = (*inputs, mgn, as_gm(scalar_array, "scalars"),
