@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
 from .._jit import OVERLOAD_OPTIONS, jit
@@ -220,14 +220,43 @@ def _mul(x, y):
 # there the select cost a fused ApplyAdamW 16M fp32 ~2 ms and both paths agree as compiled (the
 # NaN of such a pair is the CPU's).
 
+def _float_element(name: str, emit):
+    """An intrinsic ``name(x, y)`` of two floats (in their common type): ``emit(builder, x, y)``.
+    The element ops are intrinsics so a fused program emits them in place (see
+    half._conversion); the primitives' loops take them as functions, through the jit wrappers."""
+    def typer(typingctx, x, y):
+        if not (isinstance(x, types.Float) and isinstance(y, types.Float)):
+            return None
+        common = typingctx.unify_types(x, y)
+
+        def codegen(context, builder, signature, args):
+            a, b = (context.cast(builder, v, t, common) for v, t in zip(args, signature.args))
+            return emit(builder, a, b)
+
+        return common(x, y), codegen
+
+    typer.__name__ = typer.__qualname__ = name
+    return intrinsic(typer)
+
+
+def _is_nan(builder, x):
+    return builder.fcmp_unordered("uno", x, x)
+
+
+# x + y, or x + x (x quieted) when x is a NaN.
+add_nan_first = _float_element("add_nan_first", lambda b, x, y: b.select(_is_nan(b, x), b.fadd(x, x), b.fadd(x, y)))
+# x * y, or x + x when x is a NaN.
+mul_nan_first = _float_element("mul_nan_first", lambda b, x, y: b.select(_is_nan(b, x), b.fadd(x, x), b.fmul(x, y)))
+
+
 @jit(always_inline=True)
 def _add_nan_first(x, y):
-    return x + y if x == x else x + x
+    return add_nan_first(x, y)
 
 
 @jit(always_inline=True)
 def _mul_nan_first(x, y):
-    return x * y if x == x else x + x
+    return mul_nan_first(x, y)
 
 
 def _add_tiles(dst, a, b, count):
@@ -257,9 +286,32 @@ def _div(x, y):
     return x / y
 
 
+@intrinsic
+def max_element(typingctx, x, y):
+    """``x if (x >= y or x != x) else y`` in the operands' common type: NaN-propagating, like
+    numpy.maximum (an intrinsic for fused programs, see _float_element)."""
+    if not (isinstance(x, types.Number) and isinstance(y, types.Number)):
+        return None
+    common = typingctx.unify_types(x, y)
+    if not isinstance(common, (types.Float, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        a, b = (context.cast(builder, v, t, common) for v, t in zip(args, signature.args))
+        if isinstance(common, types.Float):
+            keep = builder.or_(builder.fcmp_ordered(">=", a, b), _is_nan(builder, a))
+        elif common.signed:
+            keep = builder.icmp_signed(">=", a, b)
+        else:
+            keep = builder.icmp_unsigned(">=", a, b)
+        return builder.select(keep, a, b)
+
+    return common(x, y), codegen
+
+
 @jit(always_inline=True)
 def _max(x, y):
-    return x if (x >= y or x != x) else y  # NaN-propagating, like numpy.maximum
+    return max_element(x, y)
 
 
 @jit(always_inline=True)
