@@ -61,9 +61,10 @@ def u32_as_f32(typingctx, x):
 
 # Every conversion below is an intrinsic: its few instructions are emitted in place, where a
 # compiled function would be a call for Numba to type, lower and check at each use (a fused fp16
-# program has hundreds: the fp16 amsgrad+maximize ApplyAdamW pass, compiled on its own, took 3.0-3.4
-# CPU s as intrinsics against 4.4-4.8, same bits, 1.46 against 1.58 ns per element).  Each takes any number (a float: converted to float32 first, as np.float32
-# would; fp16 / bf16 bits: to uint16).
+# program has hundreds: the fp16 amsgrad+maximize ApplyAdamW pass, compiled on its own, took
+# 3.0-3.4 CPU s as intrinsics against 4.4-4.8, same bits, 1.46 against 1.58 ns per element).
+# Each takes any number (a float: converted to float32 first, as np.float32 would; fp16 / bf16
+# bits: to uint16).
 #
 # fp16 goes through the hardware's conversions, LLVM's fptrunc / fpext (F16C on x86: 28x the
 # bit-twiddled version, which did not vectorize), with NaNs selected from NumPy's rule: the

@@ -21,7 +21,7 @@ from ..check import (
     ELEMENTS, checked_rule, count_ok, enter, is_local_operand, mark_written, propagate_garbage, ub_aligned, ub_range_ok,
     ub_read_ok,
 )
-from ..half import bf16_to_f32, f16_to_f32, f16_to_f32_quiet, f32_to_bf16, f32_to_f16
+from ..half import _is_nan, bf16_to_f32, f16_to_f32, f16_to_f32_quiet, f32_to_bf16, f32_to_f16
 from ..lane import _address
 from .preload import advance_preload
 
@@ -220,18 +220,19 @@ def _mul(x, y):
 # there the select cost a fused ApplyAdamW 16M fp32 ~2 ms and both paths agree as compiled (the
 # NaN of such a pair is the CPU's).
 
-def _float_element(name: str, emit):
-    """An intrinsic ``name(x, y)`` of two floats (in their common type): ``emit(builder, x, y)``.
-    The element ops are intrinsics so a fused program emits them in place (see
-    half._conversion); the primitives' loops take them as functions, through the jit wrappers."""
+def _element(name: str, accepted: tuple, emit):
+    """An intrinsic ``name(x, y)`` of two numbers of the ``accepted`` kinds, in their common type:
+    ``emit(builder, common, x, y)``.  The element ops are intrinsics so a fused program emits them
+    in place (see half._conversion); the primitives' loops take them as functions, through the jit
+    wrappers."""
     def typer(typingctx, x, y):
-        if not (isinstance(x, types.Float) and isinstance(y, types.Float)):
+        if not (isinstance(x, accepted) and isinstance(y, accepted)):
             return None
         common = typingctx.unify_types(x, y)
 
         def codegen(context, builder, signature, args):
             a, b = (context.cast(builder, v, t, common) for v, t in zip(args, signature.args))
-            return emit(builder, a, b)
+            return emit(builder, common, a, b)
 
         return common(x, y), codegen
 
@@ -239,14 +240,12 @@ def _float_element(name: str, emit):
     return intrinsic(typer)
 
 
-def _is_nan(builder, x):
-    return builder.fcmp_unordered("uno", x, x)
-
-
 # x + y, or x + x (x quieted) when x is a NaN.
-add_nan_first = _float_element("add_nan_first", lambda b, x, y: b.select(_is_nan(b, x), b.fadd(x, x), b.fadd(x, y)))
+add_nan_first = _element("add_nan_first", (types.Float,),
+                         lambda b, _, x, y: b.select(_is_nan(b, x), b.fadd(x, x), b.fadd(x, y)))
 # x * y, or x + x when x is a NaN.
-mul_nan_first = _float_element("mul_nan_first", lambda b, x, y: b.select(_is_nan(b, x), b.fadd(x, x), b.fmul(x, y)))
+mul_nan_first = _element("mul_nan_first", (types.Float,),
+                         lambda b, _, x, y: b.select(_is_nan(b, x), b.fadd(x, x), b.fmul(x, y)))
 
 
 @jit(always_inline=True)
@@ -286,27 +285,18 @@ def _div(x, y):
     return x / y
 
 
-@intrinsic
-def max_element(typingctx, x, y):
-    """``x if (x >= y or x != x) else y`` in the operands' common type: NaN-propagating, like
-    numpy.maximum (an intrinsic for fused programs, see _float_element)."""
-    if not (isinstance(x, types.Number) and isinstance(y, types.Number)):
-        return None
-    common = typingctx.unify_types(x, y)
-    if not isinstance(common, (types.Float, types.Integer)):
-        return None
+def _max_codegen(builder, common, a, b):
+    if isinstance(common, types.Float):
+        keep = builder.or_(builder.fcmp_ordered(">=", a, b), _is_nan(builder, a))
+    elif common.signed:
+        keep = builder.icmp_signed(">=", a, b)
+    else:
+        keep = builder.icmp_unsigned(">=", a, b)
+    return builder.select(keep, a, b)
 
-    def codegen(context, builder, signature, args):
-        a, b = (context.cast(builder, v, t, common) for v, t in zip(args, signature.args))
-        if isinstance(common, types.Float):
-            keep = builder.or_(builder.fcmp_ordered(">=", a, b), _is_nan(builder, a))
-        elif common.signed:
-            keep = builder.icmp_signed(">=", a, b)
-        else:
-            keep = builder.icmp_unsigned(">=", a, b)
-        return builder.select(keep, a, b)
 
-    return common(x, y), codegen
+# x if (x >= y or x != x) else y: NaN-propagating, like numpy.maximum.
+max_element = _element("max_element", (types.Float, types.Integer), _max_codegen)
 
 
 @jit(always_inline=True)
