@@ -43,3 +43,41 @@ def test_the_cache_tag_covers_subpackages(tmp_path, monkeypatch):
     before = _jit.compiled_code_digest.__wrapped__()
     (sub / "helpers.py").write_text("A = 2\n")
     assert _jit.compiled_code_digest.__wrapped__() != before
+
+
+# A later process compiling a new kernel links the helpers an earlier one cached (their code is
+# kept for linking only, see _jit.LinkedLibrary): the result is right and the helpers were loaded.
+_NEW_KERNEL_ON_CACHED_HELPERS = """
+import numpy as np
+import ascend_numba as an
+from ascend_numba.kernels import _jit
+
+loaded = []
+rebuilt = _jit.LinkedLibrary.rebuilt.__func__
+
+
+def counting(cls, codegen, libdata):
+    library = rebuilt(cls, codegen, libdata)
+    if library is not None:
+        loaded.append(library.name)
+    return library
+
+
+_jit.LinkedLibrary.rebuilt = classmethod(counting)
+x = np.arange(4 * 32, dtype=np.uint8).reshape(4, 32)
+assert np.array_equal(an.tile(x, (3, 2), path="{path}"), np.tile(x, (3, 2)))
+print(len(loaded))
+"""
+
+
+def test_a_new_kernel_links_helpers_an_earlier_process_cached(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+
+    def run(path):
+        done = subprocess.run([sys.executable, "-c", _NEW_KERNEL_ON_CACHED_HELPERS.format(path=path)], env=env,
+                              capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr
+        return int(done.stdout.split()[-1])
+
+    first = run("split_mult")  # an empty cache: compiles what it does not load back from its own saves
+    assert run("doubling") > first

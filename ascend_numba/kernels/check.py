@@ -36,7 +36,7 @@ from numba.extending import intrinsic, overload
 from ..host.check import (
     CHECK_DETAIL, CHECK_OPERAND, CHECK_PRIMITIVE, CHECK_RULE, OPERAND_DST, OPERAND_SRC, RULE,
 )
-from ._jit import OVERLOAD_OPTIONS, jit
+from ._jit import OVERLOAD_OPTIONS, function_address, jit
 from .lane import (
     LANE_TYPES, STATE_AUTO, STATE_GARBAGE, STATE_MOVED, STATE_PRIMITIVE, CheckedLane, _load_i32, _load_i64, _load_word,
     _store_i64, _store_word, _voidptr,
@@ -104,6 +104,7 @@ def checked_rule(rule):
     not by linking it in: the rules are compiled once for every kernel, where a linked-in
     rule is optimized again inside each kernel's module (it doubled a checked Tile
     kernel's cold compile)."""
+    rule.make_addressable()
     slot = len(_RULES)
     argtys = _rule_arg_types(rule)
     _RULES.append((rule, argtys))
@@ -159,7 +160,7 @@ def rule_table() -> np.ndarray:
             sig = (LANE_TYPES["checked"], *argtys)
             rule.compile(types.boolean(*sig))  # the type the callers read the answer as
             cres = rule.overloads[sig]
-            addresses.append(cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
+            addresses.append(function_address(cres))
         table = _RULE_TABLES[len(_RULES)] = np.array(addresses, np.uint64)
     return table
 

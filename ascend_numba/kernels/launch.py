@@ -49,7 +49,7 @@ from ..host.platform import Platform, check_block_dim, get_platform
 from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
 from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
-from ._jit import OVERLOAD_OPTIONS, compiled_code_digest, dispatcher, jit
+from ._jit import OVERLOAD_OPTIONS, compiled_code_digest, dispatcher, function_address, jit
 from .check import (
     GRANULE, MIXED, REGION_COLS, REGION_DIRTY, REGION_TOUCHED, TOUCHED_OWNER, TOUCHED_READER, owner_marks,
     rule_table,
@@ -131,7 +131,8 @@ def _specialized_body(func: Callable, consts: dict, tag: str, announce: str, nrt
     clone = pytypes.FunctionType(func.__code__, scope, func.__name__, func.__defaults__, func.__closure__)
     clone.__qualname__ = func.__qualname__
     clone.__module__ = func.__module__
-    return dispatcher(clone, tag, on_miss=functools.partial(_announce_compile, announce), _nrt=nrt)
+    return dispatcher(clone, tag, addressable=True, on_miss=functools.partial(_announce_compile, announce),
+                      _nrt=nrt)
 
 
 def _source_digest(func: Callable) -> str:
@@ -437,7 +438,7 @@ class KernelBody:
             cres = self.dispatcher.overloads[sig]
             if cres.signature.return_type != types.none:
                 raise TypeError(f"kernel {self.dispatcher.py_func.__name__} returns a value; kernels return nothing")
-            found = self._addresses[key] = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+            found = self._addresses[key] = function_address(cres)
         return found
 
 

@@ -54,7 +54,7 @@ from numba.core.typing.templates import AbstractTemplate, infer_global, signatur
 from numba.np.numpy_support import as_dtype
 
 from ...config import FUSION_BLOCK, FUSION_INTERLEAVE_F16
-from .._jit import JIT_OPTIONS, jit
+from .._jit import JIT_OPTIONS, compile_linked_subroutine, jit
 from ..half import (
     bf16_to_f32, f16_to_f32, f16_to_f32_quiet, f32_round_f16, f32_round_f16_quiet, f32_to_bf16, f32_to_f16,
     f32_to_f16_quiet,
@@ -706,10 +706,11 @@ class _ProgramCall(AbstractTemplate):
 
 def _register_call(stub, implementation):
     """Make ``stub`` callable from compiled code: its ``_impl`` for the call's types is compiled as
-    a subroutine of the caller (Numba's ``compile_subroutine``), whose machine code is generated
-    once, inside the kernel; an ``@overload`` is also turned into machine code on its own first
-    (the fused fp16 ApplyAdamW program's LLVM work outside the kernel: 0.70 -> 0.49 CPU s).  The
-    flags are the house's: no NRT (a program allocates nothing), NumPy's error model."""
+    a subroutine of the caller (:func:`compile_linked_subroutine`), optimized and made into machine
+    code once, inside the kernel; an ``@overload`` is also turned into machine code on its own
+    first (the fused fp16 ApplyAdamW program's LLVM work outside the kernel: 0.70 -> 0.49 CPU s as
+    a subroutine).  The flags are the house's: no NRT (a program allocates nothing), NumPy's
+    error model."""
     template = type(f"_Call_{stub.__name__}", (_ProgramCall,),
                     {"key": stub, "implementation": staticmethod(implementation)})
     infer_global(stub, types.Function(template))
@@ -718,6 +719,6 @@ def _register_call(stub, implementation):
     def lower_call(context, builder, sig, args):
         flags = Flags()
         flags.error_model = JIT_OPTIONS["error_model"]  # x/0 is inf, as on the device (see _jit)
-        cres = context.compile_subroutine(builder, implementation(*sig.args), sig, flags=flags)
+        cres = compile_linked_subroutine(context, implementation(*sig.args), sig, flags)
         context.call_internal(builder, cres.fndesc, sig, args)
         return context.get_dummy_value()
