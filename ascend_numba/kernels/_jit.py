@@ -41,7 +41,7 @@ from numba import types
 from numba.core import compiler
 from numba.core.caching import CompileResultCacheImpl, FunctionCache
 from numba.core.codegen import JITCodeLibrary
-from numba.core.compiler_lock import global_compiler_lock, require_global_compiler_lock
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
 try:
@@ -87,16 +87,12 @@ class LinkedLibrary(JITCodeLibrary):
 
     _LINKED = "ascend_numba-linked"  # the serialized kind: the module callers link in, as bitcode
 
-    def finalize(self):
-        require_global_compiler_lock()
-        self._raise_if_finalized()
-        seen = set()
-        for library in self._linking_libraries:
-            if library not in seen:
-                seen.add(library)
-                self._reload_init.update(library._reload_init)
-                self._final_module.link_in(library._get_module_for_linking(), preserve=True)
-        self._final_module.verify()
+    # Numba's finalize links the callees in, then calls these two: the module optimization, and
+    # the engine's machine code, left to the callers.
+    def _optimize_final_module(self):
+        pass
+
+    def _finalize_final_module(self):
         self._finalize_dynamic_globals()  # a process's addresses in the code: Numba then does not cache it
         self._finalized = True
 
