@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .dtypes import DEVICE_DTYPES
+from .dtypes import DEVICE_DTYPES, device_dtype_name
 from .errors import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclnnParamError
 from .ops.adamw.api import SCALAR_NAMES, apply_adamw, check_adamw_aliasing, check_adamw_args
 from .ops.tile.api import repeat as _repeat
@@ -28,7 +28,7 @@ __all__ = [
 
 ACLNN_SUCCESS = 0
 
-REPEAT_DTYPES = frozenset(DEVICE_DTYPES.values())
+REPEAT_DTYPES = frozenset(DEVICE_DTYPES)  # by name (dtypes.device_dtype_name)
 
 _recent = threading.local()
 
@@ -70,9 +70,9 @@ def aclnnRepeatGetWorkspaceSize(self, repeats, out):
         return _fail(ACLNN_ERR_PARAM_NULLPTR, f"aclnnRepeat: {name} is a null pointer")
     if not isinstance(self, np.ndarray) or not isinstance(out, np.ndarray):
         return _fail(ACLNN_ERR_PARAM_INVALID, "aclnnRepeat: self and out must be tensors (numpy arrays)")
-    if self.dtype not in REPEAT_DTYPES:
+    if device_dtype_name(self.dtype) not in REPEAT_DTYPES:
         return _fail(ACLNN_ERR_PARAM_INVALID, f"aclnnRepeat: self dtype {self.dtype} is not supported; "
-                                              f"supported: {sorted(str(d) for d in REPEAT_DTYPES)}")
+                                              f"supported: {sorted(REPEAT_DTYPES)}")
     if out.dtype != self.dtype:
         return _fail(ACLNN_ERR_PARAM_INVALID, f"aclnnRepeat: out dtype {out.dtype} differs from self dtype "
                                               f"{self.dtype}")

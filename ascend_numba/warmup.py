@@ -70,30 +70,17 @@ def measure(specs: list[Specialization]) -> list[dict]:
     of functions Numba compiled for it (0 when everything came from the on-disk cache)."""
     import resource
 
-    from numba.core import event
+    from ._numba_compat.extending import CompileCounter
 
-    compiles = []
-
-    class _Count(event.Listener):
-        def on_start(self, ev):
-            compiles.append(1)
-
-        def on_end(self, ev):
-            pass
-
-    listener = _Count()
-    event.register("numba:compile", listener)
     rows = []
-    try:
+    with CompileCounter() as compiles:
         for spec in specs:
             usage = resource.getrusage(resource.RUSAGE_SELF)
-            before, n = usage.ru_utime + usage.ru_stime, len(compiles)
+            before, n = usage.ru_utime + usage.ru_stime, compiles.count
             wall = warm(spec)
             usage = resource.getrusage(resource.RUSAGE_SELF)
             rows.append({"spec": str(spec), "cpu": usage.ru_utime + usage.ru_stime - before, "wall": wall,
-                         "compiled": len(compiles) - n})
-    finally:
-        event.unregister("numba:compile", listener)
+                         "compiled": compiles.count - n})
     return rows
 
 

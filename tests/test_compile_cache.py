@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from ascend_numba.kernels import _jit
+from ascend_numba._numba_compat import jit as _jit
 
 # One first call of every public op (repeat runs the Tile kernel), plus a traced and a checked one.
 FIRST_CALLS = [
@@ -46,11 +46,11 @@ def test_the_cache_tag_covers_subpackages(tmp_path, monkeypatch):
 
 
 # A later process compiling a new kernel links the helpers an earlier one cached (their code is
-# kept for linking only, see _jit.LinkedLibrary): the result is right and the helpers were loaded.
+# kept for linking only, see _numba_compat.jit.LinkedLibrary): the result is right and the helpers were loaded.
 _NEW_KERNEL_ON_CACHED_HELPERS = """
 import numpy as np
 import ascend_numba as an
-from ascend_numba.kernels import _jit
+from ascend_numba._numba_compat import jit as _jit
 
 loaded = []
 rebuilt = _jit.LinkedLibrary.rebuilt.__func__

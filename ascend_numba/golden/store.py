@@ -52,7 +52,7 @@ def output_file(index: int, name: str) -> str:
 @functools.cache
 def package_source_digest() -> str:
     """The version and a hash of every source file of the package: any change may change a golden,
-    so a golden cached by another source is never served (compare ``kernels._jit.compiled_code_digest``,
+    so a golden cached by another source is never served (compare ``_numba_compat.jit.compiled_code_digest``,
     which covers only what compiled code depends on)."""
     h = hashlib.sha256(__version__.encode())
     root = Path(__file__).resolve().parents[1]

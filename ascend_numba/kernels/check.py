@@ -28,15 +28,15 @@ import functools
 import inspect
 
 import numpy as np
-from llvmlite import ir
 from numba import carray, types
-from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from ..host.check import (
     CHECK_DETAIL, CHECK_OPERAND, CHECK_PRIMITIVE, CHECK_RULE, OPERAND_DST, OPERAND_SRC, RULE,
 )
-from ._jit import OVERLOAD_OPTIONS, function_address, jit
+from .._numba_compat.call import call_by_address
+from .._numba_compat.extending import cgutils
+from .._numba_compat.jit import OVERLOAD_OPTIONS, function_address, jit, make_addressable
 from .lane import (
     LANE_TYPES, STATE_AUTO, STATE_GARBAGE, STATE_MOVED, STATE_PRIMITIVE, CheckedLane, _load_i32, _load_i64, _load_word,
     _store_i64, _store_word, _voidptr,
@@ -104,7 +104,7 @@ def checked_rule(rule):
     not by linking it in: the rules are compiled once for every kernel, where a linked-in
     rule is optimized again inside each kernel's module (it doubled a checked Tile
     kernel's cold compile)."""
-    rule.make_addressable()
+    make_addressable(rule)
     slot = len(_RULES)
     argtys = _rule_arg_types(rule)
     _RULES.append((rule, argtys))
@@ -133,17 +133,12 @@ def _rule_caller(argtys: tuple):
         sig_args = (ctx, *argtys)
 
         def codegen(context, builder, signature, llargs):
-            fnty = context.call_conv.get_function_type(types.boolean, sig_args)
-            table_ptr = builder.inttoptr(llargs[0], ir.IntType(64).as_pointer())
-            fn = builder.inttoptr(builder.load(builder.gep(table_ptr, [llargs[1]])), fnty.as_pointer())
+            table_ptr = builder.inttoptr(llargs[0], cgutils.intp_t.as_pointer())
+            address = builder.load(builder.gep(table_ptr, [llargs[1]]))
             values = [llargs[2]] + [context.cast(builder, v, t, want) for v, t, want in
                                     zip(cgutils.unpack_tuple(builder, llargs[3]), args.types, argtys)]
-            retval = cgutils.alloca_once(builder, fnty.args[0].pointee)
-            builder.store(cgutils.get_null_value(fnty.args[0].pointee), retval)
-            excinfo = cgutils.alloca_once(builder, fnty.args[1].pointee, name="excinfo")
-            packed = context.call_conv._get_arg_packer(sig_args).as_arguments(builder, values)
-            builder.call(fn, [retval, excinfo, *packed])
-            return context.get_returned_value(builder, types.boolean, builder.load(retval))
+            _, result = call_by_address(context, builder, address, types.boolean, sig_args, values)
+            return result
 
         return types.boolean(table, slot, ctx, args), codegen
 

@@ -19,7 +19,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ._jit import jit
+from .._numba_compat.jit import jit
 
 __all__ = [
     "f32_as_u32", "u32_as_f32",

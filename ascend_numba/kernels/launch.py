@@ -34,14 +34,12 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable
 
-import ml_dtypes
 import numba
 import numpy as np
 from numba import get_thread_id, prange, types
-from numba.core import cgutils
-from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
+from ..dtypes import FLOAT8_NAMES, device_dtype_name
 from ..config import CHECK_MAP_POOL_BYTES, STREAM_BYTES, TRACE_CAPACITY
 from ..host.check import CHECK_RULE, CHECK_SLOTS, decode_violation, garbage_violation
 from ..host.errors import KernelError
@@ -49,7 +47,10 @@ from ..host.platform import Platform, check_block_dim, get_platform
 from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
 from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
-from ._jit import OVERLOAD_OPTIONS, compiled_code_digest, dispatcher, function_address, jit
+from .._numba_compat import NumbaCompatError, compat_error_in
+from .._numba_compat.call import borrowed, call_by_address
+from .._numba_compat.extending import TypingError, cgutils
+from .._numba_compat.jit import OVERLOAD_OPTIONS, compiled_code_digest, dispatcher, function_address, jit
 from .check import (
     GRANULE, MIXED, REGION_COLS, REGION_DIRTY, REGION_TOUCHED, TOUCHED_OWNER, TOUCHED_READER, owner_marks,
     rule_table,
@@ -65,10 +66,8 @@ __all__ = ["Kernel", "KernelBody", "PreparedLaunch", "kernel", "KernelError", "a
            "compile_messages", "body_signature"]
 
 # Device element types with no NumPy arithmetic reach kernels as unsigned ints of their width.
-_RAW_VIEWS = {np.dtype(np.float16): np.uint16, np.dtype(ml_dtypes.bfloat16): np.uint16}
-for _name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu"):
-    if hasattr(ml_dtypes, _name):
-        _RAW_VIEWS[np.dtype(getattr(ml_dtypes, _name))] = np.uint8
+# By name (dtypes.device_dtype_name), so ml_dtypes need not be imported to recognize its types.
+_RAW_VIEWS = {"float16": np.uint16, "bfloat16": np.uint16, **{name: np.uint8 for name in FLOAT8_NAMES}}
 
 
 def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
@@ -80,7 +79,7 @@ def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
     if not array.flags.c_contiguous:
         raise ValueError(f"{name}: GM tensors must be C-contiguous (use numpy.ascontiguousarray)")
     flat = array.reshape(-1)
-    raw = _RAW_VIEWS.get(array.dtype)
+    raw = _RAW_VIEWS.get(device_dtype_name(array.dtype)) if array.dtype.kind in "fV" else None
     return flat.view(raw) if raw is not None else flat
 
 
@@ -240,24 +239,13 @@ def _call_body(typingctx, addr, ctx, args, tiling):
     argtys = body_signature(ctx, args, tiling)
 
     def codegen(context, builder, signature, llargs):
-        fnty = context.call_conv.get_function_type(types.none, argtys)
-        fn = builder.inttoptr(llargs[0], fnty.as_pointer())
         values = [llargs[1], *cgutils.unpack_tuple(builder, llargs[2])]
         if len(argtys) > len(values):
             values.append(llargs[3])
-        # The GM tensors reach the body without a reference count (like UB views): the caller
-        # holds them for the whole launch, and every array passed between the body's functions
-        # would otherwise cost an atomic increment and decrement on a count all lanes share.
-        for k, ty in enumerate(argtys):
-            if isinstance(ty, types.Array):
-                ary = context.make_array(ty)(context, builder, value=values[k])
-                ary.meminfo = cgutils.get_null_value(ary.meminfo.type)
-                values[k] = ary._getvalue()
-        retval = cgutils.alloca_once(builder, fnty.args[0].pointee)
-        builder.store(cgutils.get_null_value(fnty.args[0].pointee), retval)
-        excinfo = cgutils.alloca_once(builder, fnty.args[1].pointee, name="excinfo")
-        packed = context.call_conv._get_arg_packer(argtys).as_arguments(builder, values)
-        return builder.call(fn, [retval, excinfo, *packed])
+        # The GM tensors reach the body without a reference count, like UB views.
+        values = [borrowed(context, builder, ty, value) for ty, value in zip(argtys, values)]
+        status, _ = call_by_address(context, builder, llargs[0], types.none, argtys, values)
+        return status
 
     return types.int32(addr, ctx, args, tiling), codegen
 
@@ -434,7 +422,13 @@ class KernelBody:
         if found is None:
             record = types.none if tiling is None else numba.typeof(tiling).dtype
             sig = body_signature(LANE_TYPES[self.mode], numba.typeof(gm_args), record)
-            self.dispatcher.compile(sig)
+            try:
+                self.dispatcher.compile(sig)
+            except Exception as exc:
+                compat = compat_error_in(exc)
+                if compat is None:
+                    raise
+                raise NumbaCompatError(str(compat)) from None
             cres = self.dispatcher.overloads[sig]
             if cres.signature.return_type != types.none:
                 raise TypeError(f"kernel {self.dispatcher.py_func.__name__} returns a value; kernels return nothing")

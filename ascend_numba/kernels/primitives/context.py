@@ -15,7 +15,7 @@ from numba.extending import overload
 from ...host.trace import (
     DIR_IN, DIR_LOCAL, DIR_OUT, TRACE_BYTES_IN, TRACE_CALLS_IN, TRACE_EVENT_COUNT, TRACE_EVENTS, TRACE_WORK,
 )
-from .._jit import OVERLOAD_OPTIONS, jit
+from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..lane import (
     STATE_ERROR, STATE_ERROR_DETAIL, CheckedLane, TracedLane, _address, _load_i64, _store_i64,
 )

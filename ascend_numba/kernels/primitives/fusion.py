@@ -48,13 +48,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numba import types
-from numba.core.compiler import Flags
-from numba.core.imputils import lower_builtin
-from numba.core.typing.templates import AbstractTemplate, infer_global, signature
-from numba.np.numpy_support import as_dtype
 
 from ...config import FUSION_BLOCK, FUSION_INTERLEAVE_F16
-from .._jit import JIT_OPTIONS, compile_linked_subroutine, jit
+from ..._numba_compat.extending import AbstractTemplate, Flags, as_dtype, infer_global, lower_builtin, signature
+from ..._numba_compat.jit import JIT_OPTIONS, compile_linked_subroutine, jit
 from ..half import (
     bf16_to_f32, f16_to_f32, f16_to_f32_quiet, f32_round_f16, f32_round_f16_quiet, f32_to_bf16, f32_to_f16,
     f32_to_f16_quiet,
@@ -718,7 +715,7 @@ def _register_call(stub, implementation):
     @lower_builtin(stub, types.VarArg(types.Any))
     def lower_call(context, builder, sig, args):
         flags = Flags()
-        flags.error_model = JIT_OPTIONS["error_model"]  # x/0 is inf, as on the device (see _jit)
-        cres = compile_linked_subroutine(context, implementation(*sig.args), sig, flags)
+        flags.error_model = JIT_OPTIONS["error_model"]  # x/0 is inf, as on the device (see _numba_compat.jit)
+        cres = compile_linked_subroutine(context, builder, implementation(*sig.args), sig, flags)
         context.call_internal(builder, cres.fndesc, sig, args)
         return context.get_dummy_value()

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
 from numba.extending import intrinsic
+
+from ..._numba_compat.extending import cgutils
 
 __all__ = ["memmove_bytes", "copy_short", "copy_fixed", "stream_word", "store_fence", "prefetch_line", "atomic_add_i64",
            "atomic_load_i64", "atomic_store_i64", "atomic_swap_i64", "yield_thread"]

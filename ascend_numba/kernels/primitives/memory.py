@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from numba import carray
 from numba.extending import overload
-from numba.np.numpy_support import as_dtype
 
 from ...host.check import OPERAND_DST, PRIMITIVE, RULE
-from .._jit import OVERLOAD_OPTIONS, jit
+from ..._numba_compat.extending import as_dtype
+from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..check import checked_rule, violation
 from ..lane import ERR_UB_CAPACITY, STATE_AUTO, STATE_MOVED, STATE_UB_TOP, _load_i64, _store_i64, _voidptr
 from .context import lane_error

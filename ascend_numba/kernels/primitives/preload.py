@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import jit
+from ..._numba_compat.jit import jit
 from ..lane import (
     PRELOAD_REGIONS, STATE_PRELOAD, STATE_PRELOAD_PENDING, _address, _load_i64, _store_i64,
 )

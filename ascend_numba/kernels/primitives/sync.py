@@ -23,7 +23,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from .._jit import OVERLOAD_OPTIONS, jit
+from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..check import end_phase
 from ..lane import ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, STATE_BARRIER, CheckedLane, _load_i64
 from .context import lane_error

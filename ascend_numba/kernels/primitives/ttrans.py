@@ -14,7 +14,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_TMP, PRIMITIVE
-from .._jit import jit
+from ..._numba_compat.jit import jit
 from ..check import (
     COLS, ROWS, checked_rule, count_ok, enter, first_garbage, is_local_operand, mark_epoch, mark_written, set_garbage,
     ub_aligned, ub_range_ok, ub_read_ok,

@@ -16,7 +16,7 @@ from numba import types
 from numba.extending import intrinsic, overload
 
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
-from .._jit import OVERLOAD_OPTIONS, jit
+from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..check import (
     ELEMENTS, checked_rule, count_ok, enter, is_local_operand, mark_written, propagate_garbage, ub_aligned, ub_range_ok,
     ub_read_ok,

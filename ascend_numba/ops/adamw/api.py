@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
+from ...dtypes import HALF_AND_FLOAT, device_dtype_name
 from ...errors import ParamDtypeError, ParamInvalidError, ParamNullptrError
 from ...host.platform import get_platform
 from ...kernels.launch import as_gm
@@ -15,8 +15,7 @@ from .plan import DTYPE_CODES, VARIANTS, computes_in_fp32, plan_adamw
 
 __all__ = ["apply_adamw", "ADAMW_DTYPES", "check_adamw_args", "check_adamw_aliasing"]
 
-ADAMW_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float16): "float16",
-                np.dtype(ml_dtypes.bfloat16): "bfloat16"}
+ADAMW_DTYPES = HALF_AND_FLOAT  # by name (dtypes.device_dtype_name)
 SCALAR_NAMES = ("beta1_power", "beta2_power", "lr", "weight_decay", "beta1", "beta2", "epsilon")
 TENSOR_NAMES = ("var", "m", "v", "grad")
 UPDATED = ("var", "m", "v")
@@ -36,7 +35,7 @@ def check_adamw_args(tensors: dict, scalars: dict, max_grad_norm, amsgrad: bool,
         if not isinstance(tensors[name], np.ndarray):
             raise ParamDtypeError(f"ApplyAdamW: {name} must be a numpy array, got {type(tensors[name]).__name__}")
     dtype = tensors["var"].dtype
-    if dtype not in ADAMW_DTYPES:
+    if device_dtype_name(dtype) not in ADAMW_DTYPES:
         raise ParamDtypeError(f"ApplyAdamW: dtype {dtype} is not supported; use float32, float16 or bfloat16")
     arrays = dict(tensors)
     if amsgrad:
@@ -136,7 +135,7 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     if var.size == 0:
         return (outs, None) if trace else outs
     # Traced and checked lanes run the Compute op by op whatever FUSED says: one kernel serves both.
-    problem = _problem(var.size, ADAMW_DTYPES[dtype], variant, bool(amsgrad), bool(maximize),
+    problem = _problem(var.size, device_dtype_name(dtype), variant, bool(amsgrad), bool(maximize),
                        bool(fused or trace or checked), block_dim, plat)
     inputs = [as_gm(np.ascontiguousarray(a), n) for n, a in tensors.items()]
     mgn = as_gm(np.ascontiguousarray(max_grad_norm), "max_grad_norm") if amsgrad else inputs[0][:1]
@@ -144,7 +143,7 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
                *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v"))))
     result = problem.run(gm_args, trace=trace, checked=checked, fresh=() if inplace else ("var_out", "m_out", "v_out"))
     if trace:
-        result.info.update(dtype=ADAMW_DTYPES[dtype], variant=variant, amsgrad=bool(amsgrad),
+        result.info.update(dtype=device_dtype_name(dtype), variant=variant, amsgrad=bool(amsgrad),
                            maximize=bool(maximize), tile=problem.tiling.tileDataNum)
         return outs, result
     return outs

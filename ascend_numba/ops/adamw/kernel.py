@@ -21,7 +21,7 @@ from ...kernels import (  # the vector ops are the programs' vocabulary
     cast_f32_to_f16, constant, data_copy, data_copy_pad, div, duplicate, kernel, mul, muls, preload, sub, trace_work,
     vector_program, vmax, vsqrt,
 )
-from ...kernels._jit import jit
+from ..._numba_compat.jit import jit
 from ...kernels.half import bf16_to_f32, f16_to_f32
 from .plan import AdamWKey
 

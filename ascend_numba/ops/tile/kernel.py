@@ -32,7 +32,7 @@ from ...kernels import (
     adds, alloc_buffer, constant, contiguous_lane_range, data_copy, data_copy_pad, gather, kernel, set_value,
     trace_work,
 )
-from ...kernels._jit import jit
+from ..._numba_compat.jit import jit
 from .plan import TileKey, gather_takes
 
 Path = constant("Path", "TileKey field: the path the host chose, 1-5 in PATHS order")

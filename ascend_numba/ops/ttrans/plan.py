@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
+from ...dtypes import FLOAT8_NAMES, device_dtype_name
 from ...host.platform import Platform
 from ...host.split import align_down, align_up, ceil_div
 
@@ -40,16 +40,11 @@ FORMAT_NDIM = {"NCHW": 4, "GNCHW": 5, "NC1HWC0": 5, "GNC1HWC0": 6, "NCDHW": 5}
 # Element types the Ascend TTRANS takes, by width (A2/A3 and A5 alike); float8 on A5 only, as raw bytes.
 # The device's TTRANS element types by name (what the golden CLI and the registry offer).
 TTRANS_DTYPES = ("float32", "int32", "uint32", "float16", "bfloat16", "int16", "uint16", "int8", "uint8")
-_TYPES_BY_WIDTH = {
-    4: {np.dtype(np.uint32), np.dtype(np.int32), np.dtype(np.float32)},
-    2: {np.dtype(np.uint16), np.dtype(np.int16), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)},
-    1: {np.dtype(np.uint8), np.dtype(np.int8)},
-}
-_FLOAT8 = {np.dtype(getattr(ml_dtypes, n)) for n in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
-                                                        "float8_e5m2fnuz", "float8_e8m0fnu")
-           if hasattr(ml_dtypes, n)}
+_TYPES_BY_WIDTH = {4: {"uint32", "int32", "float32"}, 2: {"uint16", "int16", "float16", "bfloat16"},
+                   1: {"uint8", "int8"}}
+_FLOAT8 = set(FLOAT8_NAMES)
 # The CPU twin also transposes 8-byte elements (2-D only).
-_TWIN_8BYTE = {np.dtype(np.uint64), np.dtype(np.int64), np.dtype(np.float64)}
+_TWIN_8BYTE = {"uint64", "int64", "float64"}
 
 
 def row_stride(elem_bytes: int) -> int:
@@ -74,8 +69,8 @@ def check_ttrans_dtype(dtype, platform: Platform, *, two_d: bool) -> np.dtype:
         allowed |= _FLOAT8
     if two_d:
         allowed |= _TWIN_8BYTE
-    if dtype not in allowed:
-        widths = "; ".join(f"{w}-byte: {', '.join(sorted(str(d) for d in ds))}" for w, ds in _TYPES_BY_WIDTH.items())
+    if device_dtype_name(dtype) not in allowed:
+        widths = "; ".join(f"{w}-byte: {', '.join(sorted(ds))}" for w, ds in _TYPES_BY_WIDTH.items())
         extra = " (A5 also takes float8 as raw bytes)" if platform.name != "A5" else ""
         raise TTransRuleError(f"TTRANS on {platform.name}: element type {dtype} not supported; {widths}{extra}"
                               + ("; 2-D transposes also take 8-byte types" if two_d else ""))

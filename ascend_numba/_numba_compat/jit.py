@@ -34,6 +34,7 @@ import functools
 import hashlib
 import os
 import pathlib
+import warnings
 
 import numba
 from llvmlite import binding as llvm
@@ -44,13 +45,16 @@ from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
+from . import check_numba_version, public_jit_forced
+
 try:
     import fcntl
 except ImportError:  # not POSIX: cache writes are not serialized across processes
     fcntl = None
 
 __all__ = ["jit", "dispatcher", "JIT_OPTIONS", "OVERLOAD_OPTIONS", "TaggedCache", "compiled_code_digest",
-           "KernelDispatcher", "LinkedLibrary", "compile_linked_subroutine", "function_address"]
+           "KernelDispatcher", "LinkedLibrary", "compile_linked_subroutine", "function_address", "make_addressable",
+           "uses_public_jit"]
 
 # error_model="numpy": x/0 gives inf/nan as on the device, not ZeroDivisionError.
 # No fastmath: results are compared bit for bit.
@@ -62,15 +66,68 @@ OVERLOAD_OPTIONS = {"error_model": "numpy", "no_cfunc_wrapper": True}
 
 _PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 
+# The private symbols the house dispatcher needs (see the package doc), checked by name.
+_PRIVATE_SYMBOLS = {
+    "Dispatcher.get_call_template": (CPUDispatcher, "get_call_template"),
+    "Compiler.compile_extra": (compiler.Compiler, "compile_extra"),
+    "compiler.compile_internal": (compiler, "compile_internal"),
+    "JITCodeLibrary._optimize_final_module": (JITCodeLibrary, "_optimize_final_module"),
+    "JITCodeLibrary._finalize_final_module": (JITCodeLibrary, "_finalize_final_module"),
+    "JITCodeLibrary._finalize_dynamic_globals": (JITCodeLibrary, "_finalize_dynamic_globals"),
+    "JITCodeLibrary._get_module_for_linking": (JITCodeLibrary, "_get_module_for_linking"),
+    "JITCodeLibrary.serialize_using_object_code": (JITCodeLibrary, "serialize_using_object_code"),
+    "FunctionCache._index_key": (FunctionCache, "_index_key"),
+    "CompileResultCacheImpl.rebuild": (CompileResultCacheImpl, "rebuild"),
+}
+
+
+def missing_private_symbols() -> list[str]:
+    """The private symbols of :data:`_PRIVATE_SYMBOLS` the installed Numba lacks."""
+    return [name for name, (owner, attr) in _PRIVATE_SYMBOLS.items() if not hasattr(owner, attr)]
+
+
+@functools.cache
+def uses_public_jit() -> bool:
+    """Whether this process compiles with plain ``numba.njit`` dispatchers: asked for
+    (``ASCEND_NUMBA_PUBLIC_JIT=1``), or the installed Numba lacks a private symbol, or it is
+    outside the tested range and the private path failed its probe (:func:`_probe`)."""
+    if public_jit_forced():
+        return True
+    missing = missing_private_symbols()
+    if missing:
+        _warn_public(f"missing {', '.join(missing)}")
+        return True
+    if check_numba_version() is not None:  # untested: try the private path once on a tiny function
+        try:
+            _probe()
+        except Exception as exc:  # noqa: BLE001 - any failure of the private path sends us to the public one
+            _warn_public(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            return True
+    return False
+
+
+def _warn_public(why: str) -> None:
+    warnings.warn(f"ascend_numba: Numba's internals differ from the tested ones ({why}); compiling with plain "
+                  "numba.njit (same results, slower compile, no on-disk cache)", RuntimeWarning, stacklevel=4)
+
+
+def _probe() -> None:
+    """Compile through the private path, in memory, what every kernel needs: a link-only helper
+    LLVM inlines, called from a function with machine code of its own, called by address."""
+    from .probe import run_probe
+
+    run_probe()
+
 
 @functools.cache
 def compiled_code_digest() -> str:
-    """A hash of every module compiled code can depend on (``kernels/`` and ``host/`` with their
-    subpackages, each op's ``kernel.py`` and ``plan.py``, ``config.py``) and of the Numba version.
+    """A hash of every module compiled code can depend on (``kernels/``, ``host/`` and this wall with
+    their subpackages, each op's ``kernel.py`` and ``plan.py``, ``config.py``) and of the Numba version.
     Numba's own cache only notices changes to a function's own file, and compiled functions
     here call each other across files."""
     h = hashlib.sha256(numba.__version__.encode())
     sources = [*_PACKAGE.joinpath("kernels").rglob("*.py"), *_PACKAGE.joinpath("host").rglob("*.py"),
+               *_PACKAGE.joinpath("_numba_compat").rglob("*.py"),
                *_PACKAGE.glob("ops/*/kernel.py"), *_PACKAGE.glob("ops/*/plan.py"), *_PACKAGE.glob("config.py")]
     for path in sorted(sources):
         h.update(str(path.relative_to(_PACKAGE)).encode())
@@ -86,6 +143,7 @@ class LinkedLibrary(JITCodeLibrary):
     environment is never set: the code runs only as part of a caller."""
 
     _LINKED = "ascend_numba-linked"  # the serialized kind: the module callers link in, as bitcode
+    always_inline = False  # mark the library's functions for LLVM to inline into every caller
 
     # Numba's finalize links the callees in, then calls these two: the module optimization, and
     # the engine's machine code, left to the callers.
@@ -95,6 +153,15 @@ class LinkedLibrary(JITCodeLibrary):
     def _finalize_final_module(self):
         self._finalize_dynamic_globals()  # a process's addresses in the code: Numba then does not cache it
         self._finalized = True
+
+    def add_ir_module(self, ir_module):
+        if self.always_inline:
+            # On the IR, before Numba parses it: llvmlite's binding-level
+            # ``add_function_attribute`` puts the attribute on the return value before 0.48.
+            for fn in ir_module.functions:
+                if not fn.is_declaration:
+                    fn.attributes.add("alwaysinline")
+        super().add_ir_module(ir_module)
 
     def get_pointer_to_function(self, name):
         self._ensure_finalized()
@@ -136,10 +203,19 @@ class _CodegenWithoutEnv:
 class _LinkedCompiler(compiler.Compiler):
     """Numba's pipeline, compiling into a :class:`LinkedLibrary`."""
 
+    always_inline = False
+
     def compile_extra(self, func):
         if self.state.library is None:
             self.state.library = LinkedLibrary(self.state.targetctx.codegen(), func.__qualname__)
+            self.state.library.always_inline = self.always_inline
         return super().compile_extra(func)
+
+
+class _InlinedCompiler(_LinkedCompiler):
+    """Numba's pipeline, compiling into a :class:`LinkedLibrary` whose functions LLVM inlines."""
+
+    always_inline = True
 
 
 def function_address(cres) -> int:
@@ -147,17 +223,19 @@ def function_address(cres) -> int:
     address = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
     if not address:
         raise RuntimeError(f"{cres.fndesc.qualname} has no machine code of its own: compile it addressable "
-                           "(see ascend_numba.kernels._jit.LinkedLibrary)")
+                           "(see ascend_numba._numba_compat.jit.LinkedLibrary)")
     return address
 
 
 _SUBROUTINES: dict = {}  # (implementation, signature) -> its CompileResult, for this process
 
 
-def compile_linked_subroutine(context, implementation, sig, flags):
+def compile_linked_subroutine(context, builder, implementation, sig, flags):
     """Numba's ``context.compile_subroutine`` into a :class:`LinkedLibrary`: ``implementation``
     compiled for ``sig`` with ``flags`` (once per process) and linked into the library being
     lowered; returns the CompileResult, for ``context.call_internal``."""
+    if uses_public_jit():
+        return context.compile_subroutine(builder, implementation, sig, flags=flags, caching=False)
     key = (implementation, sig)
     cres = _SUBROUTINES.get(key)
     if cres is None:
@@ -204,7 +282,10 @@ class TaggedCache(FunctionCache):
         return super()._index_key(sig, codegen) + (self._tag,)
 
     def load_overload(self, sig, target_context):
-        found = super().load_overload(sig, target_context)
+        try:
+            found = super().load_overload(sig, target_context)
+        except Exception:  # noqa: BLE001 - an entry this Numba cannot rebuild is a miss: compile it again
+            found = None
         if found is None and self._on_miss is not None:
             self._on_miss()
         return found
@@ -243,12 +324,10 @@ class KernelDispatcher(CPUDispatcher):
     """A dispatcher whose calls from compiled code are typed without literals and with signed
     integers as int64: one specialization per tensor layout, not per call site.
 
-    ``always_inline``: the compiled function is marked for LLVM to inline at every call (the
-    mark travels with the IR callers link in, and with the on-disk cache).  A hot primitive
-    inlined by LLVM costs its callers nothing extra to type, where Numba's IR-level
+    A dispatcher made with ``always_inline`` compiles its function marked for LLVM to inline at
+    every call (the mark travels with the IR callers link in, and with the on-disk cache).  A hot
+    primitive inlined by LLVM costs its callers nothing extra to type, where Numba's IR-level
     ``inline="always"`` re-types it at every call site."""
-
-    always_inline = False
 
     def make_addressable(self):
         """Compile from now on into a library of its own machine code, for compiled code that
@@ -259,12 +338,11 @@ class KernelDispatcher(CPUDispatcher):
         return super().get_call_template(tuple(_call_type(a) for a in args),
                                          {k: _call_type(v) for k, v in kws.items()})
 
-    def add_overload(self, cres):
-        if self.always_inline:
-            fn = cres.library._get_module_for_linking().get_function(cres.fndesc.llvm_func_name)
-            if "alwaysinline" not in str(fn.attributes):
-                fn.add_function_attribute("alwaysinline")
-        super().add_overload(cres)
+
+def make_addressable(disp) -> None:
+    """Compile ``disp`` from now on into code with an address of its own (a checked rule)."""
+    if isinstance(disp, KernelDispatcher):
+        disp.make_addressable()
 
 
 def dispatcher(func, tag: str | None = None, *, python: bool = False, addressable: bool = False,
@@ -272,17 +350,28 @@ def dispatcher(func, tag: str | None = None, *, python: bool = False, addressabl
     """A :class:`KernelDispatcher` for ``func`` with the house options, cached under ``tag``
     (default: the code digest).  Its code is a :class:`LinkedLibrary`, run only inside its
     callers, unless Python calls it (``python``) or compiled code calls it by address
-    (``addressable``: a kernel body, a checked rule)."""
+    (``addressable``: a kernel body, a checked rule).  When :func:`uses_public_jit`, a plain
+    ``numba.njit`` dispatcher with the same options and no on-disk cache."""
+    if uses_public_jit():
+        return numba.njit(**{k: v for k, v in {**JIT_OPTIONS, **options}.items() if k != "cache"})(func)
+    return private_dispatcher(func, tag, python=python, addressable=addressable, always_inline=always_inline,
+                              on_miss=on_miss, **options)
+
+
+def private_dispatcher(func, tag: str | None = None, *, python: bool = False, addressable: bool = False,
+                       always_inline: bool = False, on_miss=None, cache: bool = True, **options):
+    """:func:`dispatcher`'s private path, whatever :func:`uses_public_jit` says."""
     targetoptions = {k: v for k, v in {**JIT_OPTIONS, **options}.items() if k != "cache"}
     targetoptions["nopython"] = True
     targetoptions.setdefault("_nrt", False)  # see the module doc
     if not python:
         targetoptions.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
-    pipeline = compiler.Compiler if python or addressable else _LinkedCompiler
+    pipeline = (compiler.Compiler if python or addressable else _InlinedCompiler if always_inline
+                else _LinkedCompiler)
     disp = KernelDispatcher(py_func=func, locals={}, targetoptions=targetoptions, pipeline_class=pipeline)
-    disp.always_inline = always_inline
     try:
-        disp._cache = TaggedCache(func, tag or compiled_code_digest(), on_miss)
+        if cache:
+            disp._cache = TaggedCache(func, tag or compiled_code_digest(), on_miss)
     except RuntimeError:
         pass  # no cache locator for this function (no source file): compile in memory only
     return disp
