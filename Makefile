@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
 
-.PHONY: setup demo test lint-kernels bench bench-torch bench-compare bench-report warmup clean
+.PHONY: setup demo test test-compat lint-kernels bench bench-torch bench-compare bench-report warmup clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,12 @@ setup: $(STAMP)
 
 demo: setup
 	$(VENV)/bin/ascend-numba golden examples/cases.yaml --out out/golden
+
+# The supported-version matrix (noxfile.py): the compat subset on the lowest and the highest
+# supported Python and dependencies, each in a venv of its own; results in .nox/compat-*.json.
+test-compat: setup
+	$(PY) -m pip install -q -e '.[compat]'
+	PYENV_VERSION="$$(pyenv versions --bare 2>/dev/null | tr '\n' ':')" $(VENV)/bin/nox
 
 # The shipped kernels and the examples against the kernel rules of their mode (seed 003); the
 # suite runs the same check (tests/test_lint.py).

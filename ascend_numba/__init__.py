@@ -4,31 +4,62 @@ Ops (one per entry of :data:`ascend_numba.ops.REGISTRY`): :func:`tile` / :func:`
 (aclnnRepeat), :func:`apply_adamw`, :func:`transpose2d` / :func:`convert_format` (TTRANS),
 :func:`staged_copy`.  User kernels: :func:`kernel` and the primitives in
 :mod:`ascend_numba.kernels`.
+
+``import ascend_numba`` imports NumPy and the host package only: Numba, the kernels and
+ml_dtypes load on first use of a name that needs them (an op, ``kernel``, ``bfloat16``), so a
+process that never launches a kernel never pays for them.
 """
 
+from __future__ import annotations
+
+import importlib
+
+from ._numba_compat import check_numba_version
 from .errors import AclnnParamError, ParamDtypeError, ParamInvalidError, ParamNullptrError
 from .host import (
     PRESETS, InvalidArgument, InvalidType, InvalidVal, Platform, TilingError, TilingKeyField, UBPlanError,
     get_platform,
 )
-from .kernels import Kernel, KernelCheckError, KernelError, compile_messages, kernel
 from .lint import Finding, KernelRuleError, lint
 from .memory import clear_output_pool, output_pool_info, output_pool_limit
-from .ops import REGISTRY
-from .ops.adamw.plan import plan_adamw
-from .ops.tile.plan import TilePlan, plan_tile
-from .ops.ttrans.plan import TTransRuleError, ttrans_tmp_bytes
 
 __version__ = "0.1.0"
 
-# Every registered op is a function of this module: an op added to the registry needs no line here.
-globals().update({name: entry.function for name, entry in REGISTRY.items()})
+check_numba_version()
 
-__all__ = [
+# Names defined by modules that import Numba (or ml_dtypes), loaded on first access.
+_LAZY = {
+    "Kernel": "kernels", "KernelError": "kernels", "KernelCheckError": "kernels", "kernel": "kernels",
+    "compile_messages": "kernels",
+    "REGISTRY": "ops", "plan_adamw": "ops.adamw.plan", "TilePlan": "ops.tile.plan", "plan_tile": "ops.tile.plan",
+    "ttrans_tmp_bytes": "ops.ttrans.plan", "TTransRuleError": "ops.ttrans.plan", "bfloat16": "dtypes",
+}
+
+_EAGER = [
     "__version__", "PRESETS", "Platform", "get_platform",
     "InvalidArgument", "InvalidType", "InvalidVal", "TilingError", "TilingKeyField", "UBPlanError",
-    "Kernel", "KernelError", "KernelCheckError", "kernel", "compile_messages", "lint", "Finding", "KernelRuleError",
-    *REGISTRY, "plan_tile", "TilePlan", "plan_adamw", "ttrans_tmp_bytes", "TTransRuleError",
     "AclnnParamError", "ParamNullptrError", "ParamInvalidError", "ParamDtypeError",
-    "output_pool_limit", "output_pool_info", "clear_output_pool",
+    "lint", "Finding", "KernelRuleError", "output_pool_limit", "output_pool_info", "clear_output_pool",
 ]
+
+
+def _registry() -> dict:
+    return importlib.import_module(".ops", __name__).REGISTRY
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    elif name == "__all__":
+        # Every registered op is a function of this module: an op added to the registry needs no line here.
+        value = [*_EAGER, *_LAZY, *_registry()]
+    elif not name.startswith("_") and name in _registry():
+        value = _registry()[name].function
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__getattr__("__all__")})

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from .golden import GoldenCache, compute_case, default_cache_dir, parse_cases
-
+# The golden machinery (and Numba, through the ops) is imported by the fixture, not here: pytest
+# loads this plugin in every session of an environment that has ascend_numba installed.
 
 @dataclass
 class GoldenCase:
@@ -36,6 +36,8 @@ def pytest_addoption(parser):
 @pytest.fixture(scope="session")
 def golden(request):
     """``golden(op, *, dtype, inputs, attrs=None, seed=0)`` -> GoldenCase (inputs, outputs, cache_hit)."""
+    from .golden import GoldenCache, compute_case, default_cache_dir, parse_cases
+
     config = request.config
     cache = None
     if not config.getoption("--golden-no-cache"):
