@@ -30,8 +30,9 @@ import ast
 import ctypes
 import dataclasses
 import functools
+import gc
 import inspect
-import textwrap
+import os
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -169,22 +170,56 @@ def _parse_annotation(name: str, annotation: Any, cls: type) -> FieldSpec:
                       "(arrays need 'from __future__ import annotations')")
 
 
+@functools.lru_cache(maxsize=64)
+def _class_defs(filename: str, mtime: float) -> dict[str, list[ast.ClassDef]]:
+    """Every class statement of a source file by qualified name (``f.<locals>.C`` inside a function):
+    one parse per file, where ``inspect.getsource`` of a class parses the whole file each time."""
+    found: dict[str, list[ast.ClassDef]] = {}
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                qualname = prefix + child.name
+                found.setdefault(qualname, []).append(child)
+                visit(child, qualname + ".")
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(child, prefix + child.name + ".<locals>.")
+            else:
+                visit(child, prefix)
+
+    with open(filename, "rb") as f:
+        source = f.read()
+    # The parse allocates one object per node: with Numba loaded, the collections it triggers
+    # cost 10x the parse itself.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        tree = ast.parse(source, filename)
+    finally:
+        if collecting:
+            gc.enable()
+    visit(tree, "")
+    return found
+
+
 def _check_duplicate_annotations(cls: type) -> None:
     """Python's ``__annotations__`` keeps only the last of two same-named fields; the source shows both."""
     try:
-        source = textwrap.dedent(inspect.getsource(cls))
-    except (OSError, TypeError):
+        filename = inspect.getsourcefile(cls)
+        candidates = _class_defs(filename, os.stat(filename).st_mtime) if filename else {}
+    except (OSError, TypeError, SyntaxError):
         return  # no source (REPL, exec): nothing more to check
-    tree = ast.parse(source)
-    class_def = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.__name__), None)
-    if class_def is None:
-        return
-    seen: set[str] = set()
-    for stmt in class_def.body:
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            if stmt.target.id in seen:
-                raise InvalidArgument(f"{cls.__name__}: duplicate field {stmt.target.id!r}")
-            seen.add(stmt.target.id)
+    fields = {f.name for f in dataclasses.fields(cls)}
+    for class_def in candidates.get(cls.__qualname__, ()):
+        names = [stmt.target.id for stmt in class_def.body
+                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)]
+        # Same-named classes in one scope (branches of an if): only the one declaring these fields counts.
+        if set(names) == fields and len(names) != len(fields):
+            seen: set[str] = set()
+            for name in names:
+                if name in seen:
+                    raise InvalidArgument(f"{cls.__name__}: duplicate field {name!r}")
+                seen.add(name)
 
 
 @functools.cache
