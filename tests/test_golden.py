@@ -209,5 +209,5 @@ def test_pytest_fixture(pytester, tmp_path):
             again = golden("tile", dtype="float16", inputs={"x": {"shape": [6, 4]}}, attrs={"reps": [2, 3]}, seed=9)
             assert again.cache_hit and again.outputs["y"].tobytes() == case.outputs["y"].tobytes()
     """)
-    result = pytester.runpytest("--golden-cache-dir", str(tmp_path / "cache"), "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("--golden-cache-dir", str(tmp_path / "cache"), "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
