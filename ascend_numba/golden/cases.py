@@ -13,7 +13,11 @@ A case file (YAML or JSON) holds ``cases``, a list of mappings::
 
 Distributions: ``{uniform: [lo, hi]}``, ``{normal: [mean, std]}``,
 ``{integers: [lo, hi]}`` (inclusive), ``{special: [v, ...]}`` (values drawn from the
-list; "inf", "-inf", "nan" allowed).  Default: ``{uniform: [-1, 1]}``.
+list; "inf", "-inf", "nan" allowed).  Default: ``{uniform: [-1, 1]}``.  A distribution must draw
+values the case's dtype holds: bounds (and special values) past an integer dtype's range or a
+float dtype's finite range, or a normal whose mean +- 6 std passes a float dtype's, are an error
+(an integer dtype's normal draws are clipped to its range).  A file's problems are reported
+together, each naming its case and field.
 
 Inputs depend only on the seed, the input's name, its shape, dtype and
 distribution -- never on the case name, the worker or the order of the run.
@@ -81,7 +85,7 @@ def _fail(case: str, fld: str, problem: str):
     raise CaseError(f"case {case!r}: field {fld!r}: {problem}")
 
 
-def _parse_input(case: str, name: str, raw) -> InputSpec:
+def _parse_input(case: str, name: str, raw, dtype: str | None = None) -> InputSpec:
     where = f"inputs.{name}"
     if not isinstance(raw, dict):
         _fail(case, where, "must be a mapping with 'shape' (and optionally 'dist')")
@@ -114,7 +118,60 @@ def _parse_input(case: str, name: str, raw) -> InputSpec:
     problem = _distribution_problem(kind, values)
     if problem:
         _fail(case, f"{where}.dist.{kind}", f"{problem}, got {list(params)}")
+    if dtype is not None and "dist" in raw:
+        problem = _range_problem(kind, values, dtype)
+        if problem:
+            _fail(case, f"{where}.dist.{kind}", f"{list(values)} {problem}")
     return InputSpec(tuple(shape), kind, values)
+
+
+# A normal draw lands past mean +- 6 std about once in 500 million: the bound a float dtype must hold.
+NORMAL_SPAN = 6
+
+
+def _range_problem(kind: str, values: tuple, dtype_name: str) -> str | None:
+    """Why the distribution draws values ``dtype_name`` cannot hold (an integer dtype would wrap
+    them, a float one turn them into inf), or None.  Normal draws into an integer dtype are
+    clipped to its range (see :func:`_convert`): only the mean must lie in it."""
+    if dtype_name == "bool":
+        return None  # any value is False or True
+    dtype = DTYPES[dtype_name]
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lo, hi, what = int(info.min), int(info.max), f"{dtype_name} (integers {info.min} to {info.max})"
+    else:
+        real = np.dtype(f"f{dtype.itemsize // 2}") if dtype.kind == "c" else dtype
+        top = float(real.type(np.finfo(real).max)) if real.kind == "f" else float(_finite_max(dtype_name))
+        lo, hi, what = -top, top, f"{dtype_name} (finite values up to {top:g} in magnitude)"
+    if kind == "special":
+        bad = [v for v in values if not _special_fits(v, lo, hi, dtype.kind in "iu")]
+        return f"holds values {dtype_name} cannot: {bad}; {what}" if bad else None
+    a, b = values
+    if kind == "normal":
+        if dtype.kind in "iu":
+            return None if lo <= a <= hi else f"has a mean outside {what}"
+        if abs(a) + NORMAL_SPAN * b > hi:
+            return (f"reaches past {what} (mean +- {NORMAL_SPAN} std); draws that far would be "
+                    f"{'inf' if dtype.kind in 'fcV' else 'wrapped'}")
+        return None
+    if a < lo or b > hi:
+        return f"is outside {what}; values past it would be {'wrapped' if dtype.kind in 'iu' else 'inf'}"
+    return None
+
+
+def _finite_max(dtype_name: str) -> float:
+    """The largest finite value of an ml_dtypes float type (bfloat16, float8_*)."""
+    import ml_dtypes
+
+    return float(ml_dtypes.finfo(DTYPES[dtype_name]).max)
+
+
+def _special_fits(value, lo, hi, integer: bool) -> bool:
+    if isinstance(value, str) or not math.isfinite(float(value)):
+        return not integer  # inf and nan: float types only
+    if integer:
+        return float(value) == int(value) and lo <= int(value) <= hi
+    return lo <= float(value) <= hi
 
 
 def _distribution_problem(kind: str, values: tuple) -> str | None:
@@ -140,74 +197,125 @@ def _distribution_problem(kind: str, values: tuple) -> str | None:
 
 
 def parse_cases(doc: Any) -> list[Case]:
-    """Validate a loaded case document; raises CaseError naming the case and field."""
+    """Validate a loaded case document; raises CaseError listing every problem found, one line
+    each, naming the case and the field."""
     if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
-        raise CaseError("case file: top level must be a mapping with a 'cases' list")
+        raise CaseError("top level must be a mapping with a 'cases' list")
+    unknown = sorted(set(doc) - {"cases"})
+    problems = [f"field {k!r}: unknown top-level field (a case file holds 'cases')" for k in unknown]
     cases, seen = [], set()
     for i, raw in enumerate(doc["cases"]):
-        label = raw.get("name", f"#{i}") if isinstance(raw, dict) else f"#{i}"
-        if not isinstance(raw, dict):
-            _fail(label, "case", "must be a mapping")
-        for required in ("name", "op", "dtype"):
-            if required not in raw:
-                _fail(label, required, "missing")
-        unknown = set(raw) - {"name", "op", "dtype", "seed", "inputs", "attrs"}
-        if unknown:
-            _fail(label, sorted(unknown)[0], "unknown field")
-        name = raw["name"]
-        if not isinstance(name, str) or not _NAME.match(name):
-            _fail(label, "name", "must be a directory name of [A-Za-z0-9_.-], starting with a letter, digit or _"
-                                 f", got {name!r}")
-        if name in seen:
-            _fail(name, "name", "duplicate case name")
-        seen.add(name)
-        for fld in ("op", "dtype"):
-            if not isinstance(raw[fld], str):
-                _fail(name, fld, f"must be a name (a string), got {raw[fld]!r}")
-        spec = REGISTRY.get(raw["op"])
-        if spec is None:
-            _fail(name, "op", f"unknown op {raw['op']!r}; ops are {sorted(REGISTRY)}")
-        if raw["dtype"] not in DTYPES or raw["dtype"] not in spec.dtypes:
-            _fail(name, "dtype", f"{raw['dtype']!r} is not a dtype of {spec.name}; use one of {sorted(spec.dtypes)}")
-        seed = raw.get("seed", 0)
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-            _fail(name, "seed", f"must be a non-negative integer, got {seed!r}")
-        raw_inputs = raw.get("inputs") or {}
-        if not isinstance(raw_inputs, dict):
-            _fail(name, "inputs", "must be a mapping")
-        attrs = raw.get("attrs") or {}
-        if not isinstance(attrs, dict):
-            _fail(name, "attrs", "must be a mapping")
+        case = _parse_case(i, raw, seen, problems)
+        if case is not None:
+            cases.append(case)
+    if len(problems) == 1:
+        raise CaseError(problems[0])
+    if problems:
+        raise CaseError(f"{len(problems)} problems:\n" + "\n".join(f"  {p}" for p in problems))
+    return cases
+
+
+def _parse_case(i: int, raw, seen: set, problems: list) -> Case | None:
+    """One case, or None with its problems appended to ``problems``: every check whose inputs
+    are sound runs, so one pass reports every problem of the case."""
+    found = []
+
+    def check(step, *args):
         try:
-            attrs = spec.check_attrs(attrs)
+            return step(*args)
+        except CaseError as e:
+            found.append(str(e))
+            return None
+
+    label = raw.get("name", f"#{i}") if isinstance(raw, dict) else f"#{i}"
+    label = label if isinstance(label, str) else f"#{i}"
+    if not isinstance(raw, dict):
+        problems.append(f"case {label!r}: field 'case': must be a mapping")
+        return None
+    for required in ("name", "op", "dtype"):
+        if required not in raw:
+            found.append(f"case {label!r}: field {required!r}: missing")
+    for key in sorted(set(raw) - {"name", "op", "dtype", "seed", "inputs", "attrs"}, key=str):
+        found.append(f"case {label!r}: field {key!r}: unknown field (fields: name, op, dtype, seed, inputs, attrs)")
+    name = raw.get("name")
+    if "name" in raw and (not isinstance(name, str) or not _NAME.match(name)):
+        found.append(f"case {label!r}: field 'name': must be a directory name of [A-Za-z0-9_.-], starting with a "
+                     f"letter, digit or _, got {name!r}")
+    elif name in seen:
+        found.append(f"case {label!r}: field 'name': duplicate case name")
+    seen.add(name)
+    for fld in ("op", "dtype"):
+        if fld in raw and not isinstance(raw[fld], str):
+            found.append(f"case {label!r}: field {fld!r}: must be a name (a string), got {raw[fld]!r}")
+    spec = REGISTRY.get(raw.get("op")) if isinstance(raw.get("op"), str) else None
+    if isinstance(raw.get("op"), str) and spec is None:
+        found.append(f"case {label!r}: field 'op': unknown op {raw['op']!r}; ops are {sorted(REGISTRY)}")
+    dtype = raw.get("dtype") if isinstance(raw.get("dtype"), str) else None
+    if spec is not None and dtype is not None and (dtype not in DTYPES or dtype not in spec.dtypes):
+        found.append(f"case {label!r}: field 'dtype': {dtype!r} is not a dtype of {spec.name}; "
+                     f"use one of {sorted(spec.dtypes)}")
+        dtype = None
+    elif spec is None and dtype is not None and dtype not in DTYPES:
+        found.append(f"case {label!r}: field 'dtype': {dtype!r} is not a device dtype; use one of {sorted(DTYPES)}")
+        dtype = None
+    seed = raw.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        found.append(f"case {label!r}: field 'seed': must be a non-negative integer, got {seed!r}")
+    raw_inputs = raw.get("inputs") or {}
+    if not isinstance(raw_inputs, dict):
+        found.append(f"case {label!r}: field 'inputs': must be a mapping")
+        raw_inputs = None
+    attrs = raw.get("attrs") or {}
+    if not isinstance(attrs, dict):
+        found.append(f"case {label!r}: field 'attrs': must be a mapping")
+        attrs = None
+    inputs = None
+    if spec is not None and attrs is not None:
+        for key in [k for k in attrs if k not in spec.attrs]:
+            found.append(f"case {label!r}: field 'attrs.{key}': unknown attribute of {spec.name} "
+                         f"(attributes: {sorted(spec.attrs)})")
+        try:
+            attrs = spec.check_attrs({k: v for k, v in attrs.items() if k in spec.attrs})
         except ValueError as e:
-            _fail(name, f"attrs.{e.args[0]}", e.args[1])
+            found.append(f"case {label!r}: field 'attrs.{e.args[0]}': {e.args[1]}")
+            attrs = None
+    if spec is not None and attrs is not None and raw_inputs is not None:
         needed = spec.input_names(attrs)
         for missing in [n for n in needed if n not in raw_inputs]:
-            _fail(name, f"inputs.{missing}", "missing")
+            found.append(f"case {label!r}: field 'inputs.{missing}': missing")
         for extra in [n for n in raw_inputs if n not in needed]:
-            _fail(name, f"inputs.{extra}", f"not an input of {spec.name} (inputs: {list(needed)})")
-        inputs = {n: _parse_input(name, n, raw_inputs[n]) for n in needed}
-        shapes = {n: s.shape for n, s in inputs.items()}
-        problem = spec.check_shapes(shapes, attrs)
-        if problem:
-            _fail(name, problem[0], problem[1])
-        itemsize = DTYPES[raw["dtype"]].itemsize
-        try:
-            out_shapes = spec.output_shapes(shapes, attrs, itemsize)
-        except ValueError as e:
-            _fail(name, e.args[0], e.args[1])
-        for out_name, out_shape in out_shapes.items():
-            if math.prod(out_shape) > MAX_ELEMENTS:
-                _fail(name, "attrs", f"output {out_name} of shape {list(out_shape)} holds {math.prod(out_shape)} "
-                                     f"elements, past the device's limit of {MAX_ELEMENTS} per tensor")
-        case = Case(name, spec.name, raw["dtype"], seed, inputs, attrs)
-        if spec.chunking is None and case_bytes(case) > physical_memory():
-            _fail(name, "inputs", f"{spec.name} is computed whole in memory and the case needs "
-                                  f"{case_bytes(case) / 2**30:.1f} GiB; this machine has "
-                                  f"{physical_memory() / 2**30:.1f} GiB")
-        cases.append(case)
-    return cases
+            found.append(f"case {label!r}: field 'inputs.{extra}': not an input of {spec.name} "
+                         f"(inputs: {list(needed)})")
+        parsed = {n: check(_parse_input, label, n, raw_inputs[n], dtype) for n in needed if n in raw_inputs}
+        if len(parsed) == len(needed) and None not in parsed.values():
+            inputs = parsed
+    if inputs is not None and dtype is not None:
+        check(_check_case_shapes, label, spec, inputs, attrs, dtype)
+    if found:
+        problems.extend(found)
+        return None
+    case = Case(name, spec.name, dtype, seed, inputs, attrs)
+    if spec.chunking is None and case_bytes(case) > physical_memory():
+        problems.append(f"case {label!r}: field 'inputs': {spec.name} is computed whole in memory and the case "
+                        f"needs {case_bytes(case) / 2**30:.1f} GiB; this machine has "
+                        f"{physical_memory() / 2**30:.1f} GiB")
+        return None
+    return case
+
+
+def _check_case_shapes(name: str, spec, inputs: dict, attrs: dict, dtype: str) -> None:
+    shapes = {n: s.shape for n, s in inputs.items()}
+    problem = spec.check_shapes(shapes, attrs)
+    if problem:
+        _fail(name, problem[0], problem[1])
+    try:
+        out_shapes = spec.output_shapes(shapes, attrs, DTYPES[dtype].itemsize)
+    except ValueError as e:
+        _fail(name, e.args[0], e.args[1])
+    for out_name, out_shape in out_shapes.items():
+        if math.prod(out_shape) > MAX_ELEMENTS:
+            _fail(name, "attrs", f"output {out_name} of shape {list(out_shape)} holds {math.prod(out_shape)} "
+                                 f"elements, past the device's limit of {MAX_ELEMENTS} per tensor")
 
 
 def physical_memory() -> int:
@@ -228,7 +336,8 @@ def case_bytes(case: Case) -> int:
 
 
 def load_cases(path: str | Path) -> list[Case]:
-    """Read and validate a YAML or JSON case file."""
+    """Read and validate a YAML or JSON case file; a CaseError names the file and lists every
+    problem, each with its case and field."""
     path = Path(path)
     try:
         text = path.read_bytes().decode("utf-8")
@@ -240,7 +349,10 @@ def load_cases(path: str | Path) -> list[Case]:
         doc = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         raise CaseError(f"case file {path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {e}") from None
-    return parse_cases(doc)
+    try:
+        return parse_cases(doc)
+    except CaseError as e:
+        raise CaseError(f"case file {path}: {e}") from None
 
 
 INPUT_BLOCK = 1 << 20  # elements per independent random stream: fixed, so bytes never depend on chunks
@@ -316,15 +428,25 @@ def _draw(rng: np.random.Generator, spec: InputSpec, count: int, dtype: np.dtype
 
 
 def _convert(values: np.ndarray, out: np.ndarray) -> None:
-    """Drawn values into the input's dtype: rounded to the nearest integer for integer dtypes,
-    non-zero for bool, cast otherwise."""
+    """Drawn values into the input's dtype: rounded to the nearest integer and clipped to the
+    dtype's range for integer dtypes (only a normal draw's tail can leave it: the case file's
+    bounds are checked against the dtype), non-zero for bool, cast otherwise."""
     with np.errstate(all="ignore"):
         if out.dtype == np.bool_:
             np.not_equal(values, 0, out=out)
         elif out.dtype.kind in "iu":
-            np.copyto(out, np.rint(values), casting="unsafe")
+            np.copyto(out, np.clip(np.rint(values), *_float_bounds(out.dtype)), casting="unsafe")
         else:
             np.copyto(out, values, casting="unsafe")
+
+
+@functools.cache
+def _float_bounds(dtype: np.dtype) -> tuple[float, float]:
+    """The float64 values nearest an integer dtype's bounds that lie inside them."""
+    info = np.iinfo(dtype)
+    lo, hi = float(info.min), float(info.max)
+    return (lo if lo >= info.min else float(np.nextafter(lo, 0)),
+            hi if hi <= info.max else float(np.nextafter(hi, 0)))
 
 
 @functools.cache
