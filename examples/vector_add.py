@@ -42,7 +42,7 @@ def add_and_scale(x, y, z, use_scale, scale):
         z = muls(z, scale)
 
 
-@an.kernel(tiling_key=AddKey)
+@an.kernel(tiling_key=AddKey, outputs=("z",))
 def vector_add(ctx, x, y, z, tiling):
     # Init: this lane's block range (big/small split) and its three UB buffers, bound once.
     start, end = big_small_lane_range(ctx, tiling.big_cores, tiling.small_blocks, tiling.block_elems, tiling.total)

@@ -158,6 +158,20 @@ def pad_stride_in_bytes_on_the_ub_side(ctx, x, y, n):
     data_copy(ctx, y, 0, buf, 0, 8 * 16)
 
 
+@an.kernel(outputs=("y",))
+def lane_range_one_block_short(ctx, x, y, n):
+    per_lane = (n + ctx.block_num - 1) // ctx.block_num
+    start = min(ctx.block_idx * per_lane, n)
+    end = min(start + per_lane - 8, n)  # bug: one 32-byte block short of the next lane's start
+    buf = alloc_buffer(ctx, TILE, np.float32)
+    pos = start
+    while pos < end:
+        k = min(TILE, end - pos)
+        data_copy(ctx, buf, 0, x, pos, k)
+        data_copy(ctx, y, pos, buf, 0, k)
+        pos += k
+
+
 def _args(n):
     x = np.arange(n, dtype=np.float32)
     return x, np.full(n, -1.0, np.float32)
@@ -180,6 +194,7 @@ CORPUS = [
     (every_lane_writes_block_zero, 64, 3, 1, "DataCopy", "dst", "gm-write-race"),
     (ttrans_destination_too_small, 256, 1, 0, "TTRANS", "dst", "ub-outside-buffer"),
     (pad_stride_in_bytes_on_the_ub_side, 256, 1, 0, "DataCopyPad", "dst", "ub-outside-buffer"),
+    (lane_range_one_block_short, 256, 4, 0, "end of launch", "dst", "gm-output-unwritten"),
 ]
 
 
@@ -209,6 +224,19 @@ def test_messages_name_offsets_and_tensors():
     with pytest.raises(an.KernelCheckError) as caught:
         floor_start_ceil_count.launch(x, y, 80, block_dim=4, checked=True)
     assert caught.value.details == {"tensor": "y (argument 1)", "byte": 64, "other_lane": 0}
+    x, y = _args(1003)
+    with pytest.raises(an.KernelCheckError) as caught:
+        unaligned_tail_copy.launch(x, y, 1003, block_dim=1, checked=True)
+    assert caught.value.details == {"bytes": 172, "block_bytes": 32, "src": "UB", "src_byte": 0, "dst": "GM",
+                                    "dst_byte": 3840}
+    assert "src: DataCopy of 172 bytes from UB byte 0 to GM byte 3840 is not a multiple" in str(caught.value)
+    x, y = _args(256)
+    with pytest.raises(an.KernelCheckError) as caught:
+        lane_range_one_block_short.launch(x, y, 256, block_dim=4, checked=True)
+    assert caught.value.details == {"tensor": "y (argument 1)", "start": 224, "end": 256, "tensor_bytes": 1024,
+                                    "lane_before": 0, "lane_after": 1}
+    assert "bytes [224, 256) of its 1024 were written by no lane (lane 0 wrote the bytes before them; lane 1 " \
+           "the bytes after them)" in str(caught.value)
     x, y = _args(64)
     with pytest.raises(an.KernelCheckError) as caught:
         three_half_ub_buffers.launch(x, y, 64, block_dim=2, checked=True)

@@ -14,13 +14,15 @@ from numba.core import cgutils
 
 from . import NumbaCompatError, private_api_message
 
-__all__ = ["call_by_address", "borrowed"]
+__all__ = ["call_by_address", "borrowed", "raised_exception"]
 
 
-def call_by_address(context, builder, address, restype, argtys, values):
+def call_by_address(context, builder, address, restype, argtys, values, *, exception=False):
     """Codegen: call the function compiled for ``restype(*argtys)`` at ``address`` (an LLVM
     integer) with ``values`` (LLVM values of ``argtys``); returns ``(status, result)``, the
-    callee's status code (0, or that of an exception it raised) and its return value."""
+    callee's status code (0, or that of an exception it raised) and its return value, and with
+    ``exception`` a third value: the address (i64) of the exception record the callee left, for
+    :func:`raised_exception` (meaningful when the status is not 0)."""
     try:
         fnty = context.call_conv.get_function_type(restype, argtys)
         retty, excty = fnty.args[0].pointee, fnty.args[1].pointee
@@ -31,8 +33,39 @@ def call_by_address(context, builder, address, restype, argtys, values):
     retval = cgutils.alloca_once(builder, retty)
     builder.store(cgutils.get_null_value(retty), retval)
     excinfo = cgutils.alloca_once(builder, excty, name="excinfo")
+    builder.store(cgutils.get_null_value(excty), excinfo)
     status = builder.call(fn, [retval, excinfo, *packed])
-    return status, context.get_returned_value(builder, restype, builder.load(retval))
+    result = context.get_returned_value(builder, restype, builder.load(retval))
+    if exception:
+        return status, result, builder.ptrtoint(builder.load(excinfo), cgutils.intp_t)
+    return status, result
+
+
+def raised_exception(address: int) -> BaseException | None:
+    """The exception a compiled function raised, rebuilt from the record at ``address`` (Numba's
+    ``excinfo_t``: the pickled ``(class, args, location)`` and its size first): its class and,
+    for a message fixed at compile time, its arguments; a message built at run time is replaced
+    by a note saying so.  None when there is no record or it cannot be read."""
+    import ctypes
+
+    if not address:
+        return None
+    try:
+        data_ptr = ctypes.c_void_p.from_address(address).value
+        size = ctypes.c_int32.from_address(address + ctypes.sizeof(ctypes.c_void_p)).value
+        if not data_ptr or not 0 < size < 1 << 24:
+            return None
+        from numba.core import serialize
+
+        info = serialize.loads(ctypes.string_at(data_ptr, size))
+        cls, args = info[0], info[1] if len(info) > 1 else ()
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            return None
+        if not all(isinstance(a, (str, int, float, bool, type(None))) for a in (args or ())):
+            args = ("(a message built from run-time values)",)
+        return cls(*(args or ()))
+    except Exception:  # noqa: BLE001 - a record this Numba lays out differently: no details
+        return None
 
 
 def borrowed(context, builder, ty, value):

@@ -20,7 +20,7 @@ from __future__ import annotations
 from .errors import KernelError
 
 __all__ = ["KernelCheckError", "RULES", "PRIMITIVES", "RULE", "PRIMITIVE", "OPERANDS", "CHECK_SLOTS",
-           "decode_violation", "garbage_violation"]
+           "decode_violation", "garbage_violation", "unwritten_violation"]
 
 CHECK_SLOTS = 8
 CHECK_RULE, CHECK_PRIMITIVE, CHECK_OPERAND, CHECK_DETAIL = 0, 1, 2, 3
@@ -29,7 +29,8 @@ CHECK_RULE, CHECK_PRIMITIVE, CHECK_OPERAND, CHECK_DETAIL = 0, 1, 2, 3
 # (RULE["gm-write-race"], PRIMITIVE["DataCopy"]), so adding one is adding its name.
 RULES = ("", "gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer", "data-copy-count-unaligned",
          "ub-address-unaligned", "ub-over-capacity", "ub-uninitialized-read", "gm-write-race", "count-out-of-range",
-         "gm-write-garbage", "gm-cross-core-read", "gm-write-after-read", "redundant-load", "tile-rebound")
+         "gm-write-garbage", "gm-cross-core-read", "gm-write-after-read", "redundant-load", "tile-rebound",
+         "gm-output-unwritten")
 PRIMITIVES = ("", "alloc_buffer", "DataCopy", "DataCopyPad", "Gather", "Duplicate", "Adds", "Muls", "Add", "Sub",
               "Mul", "Div", "Max", "Sqrt", "Cast", "TTRANS", "SetValue")
 RULE = {name: code for code, name in enumerate(RULES) if name}
@@ -70,8 +71,10 @@ def _describe(rule: str, operand: str, d: list[int], ub_size: int, names) -> tup
         return ({"buffer_start": b0, "buffer_end": b1, "start": start, "end": end},
                 f"{operand} UB bytes [{start}, {end}) outside its buffer [{b0}, {b1})")
     if rule == "data-copy-count-unaligned":
-        return ({"bytes": d[0], "block_bytes": d[1]},
-                f"DataCopy of {d[0]} bytes is not a multiple of the {d[1]}-byte block (use DataCopyPad)")
+        src, dst = ("UB" if d[4] & 1 else "GM"), ("UB" if d[4] & 2 else "GM")
+        return ({"bytes": d[0], "block_bytes": d[1], "src": src, "src_byte": d[2], "dst": dst, "dst_byte": d[3]},
+                f"{operand}: DataCopy of {d[0]} bytes from {src} byte {d[2]} to {dst} byte {d[3]} is not a multiple "
+                f"of the {d[1]}-byte block (use DataCopyPad)")
     if rule == "ub-address-unaligned":
         return ({"ub_offset": d[0], "block_bytes": d[1]},
                 f"{operand} UB address {d[0]} is not a multiple of the {d[1]}-byte block")
@@ -106,12 +109,12 @@ def _describe(rule: str, operand: str, d: list[int], ub_size: int, names) -> tup
         value, which = d[0], COUNTS[d[1]] if 0 <= d[1] < len(COUNTS) else "byte count"
         if which in ("srcStride", "dstStride"):
             return ({"count": which, "value": value},
-                    f"{which} of {value} bytes (a block pitch shorter than the block): the device's API takes "
-                    f"a {which} not negative")
+                    f"{operand}: {which} of {value} bytes (a block pitch shorter than the block): the device's API "
+                    f"takes a {which} not negative")
         need = "at least 1" if which in ("blockCount", "blockLen") else "not negative"
         wrapped = f" (the device reads it as the unsigned {value % (1 << 32)})" if value < 0 else ""
         return ({"count": which, "value": value},
-                f"{which} {value}{wrapped}: the device's API takes a {which} {need}")
+                f"{operand}: {which} {value}{wrapped}: the device's API takes a {which} {need}")
     return {}, f"unknown rule code {rule}"
 
 
@@ -123,6 +126,25 @@ def garbage_violation(lane: int, primitive: int, tensor: str, byte: int) -> Kern
     return KernelCheckError(lane, name, "gm-write-garbage", "src", {"tensor": tensor, "byte": byte},
                             f"src left garbage in GM {tensor} at byte {byte}: UB bytes read from GM padding (past "
                             "a tensor's end), or computed from such bytes, are in the tensor when the launch ends")
+
+
+def unwritten_violation(tensor: str, start: int, end: int, nbytes: int, before: int | None,
+                        after: int | None) -> KernelCheckError:
+    """The error for bytes ``[start, end)`` of a declared output (``tensor``, ``nbytes`` long)
+    that no lane wrote; ``before`` and ``after`` are the lanes that wrote the bytes bordering
+    them (-1: a lane before a SyncAll; None: the tensor's edge)."""
+    def who(lane):
+        return "a lane before a SyncAll" if lane == -1 else f"lane {lane}"
+
+    sides = [f"{who(before)} wrote the bytes before them" if before is not None else "they start the tensor",
+             f"{who(after)} the bytes after them" if after is not None else "they end the tensor"]
+    lane = before if before is not None and before >= 0 else after if after is not None and after >= 0 else -1
+    return KernelCheckError(lane, "end of launch", "gm-output-unwritten", "dst",
+                            {"tensor": tensor, "start": start, "end": end, "tensor_bytes": nbytes,
+                             "lane_before": before, "lane_after": after},
+                            f"output {tensor}: bytes [{start}, {end}) of its {nbytes} were written by no lane "
+                            f"({'; '.join(sides)}): on the device they hold whatever was in HBM; check the "
+                            "lanes' ranges")
 
 
 def decode_violation(lane: int, row, ub_size: int, names) -> KernelCheckError:

@@ -39,16 +39,16 @@ import numpy as np
 from numba import get_thread_id, prange, types
 from numba.extending import intrinsic, overload
 
-from ..dtypes import FLOAT8_NAMES, device_dtype_name
 from ..config import CHECK_MAP_POOL_BYTES, STREAM_BYTES, TRACE_CAPACITY
-from ..host.check import CHECK_RULE, CHECK_SLOTS, decode_violation, garbage_violation
+from ..host.check import CHECK_RULE, CHECK_SLOTS, decode_violation, garbage_violation, unwritten_violation
 from ..host.errors import KernelError
 from ..host.platform import Platform, check_block_dim, get_platform
 from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
 from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
 from .._numba_compat import NumbaCompatError, compat_error_in
-from .._numba_compat.call import borrowed, call_by_address
+from .._numba_compat.call import borrowed, call_by_address, raised_exception
+from .arguments import accepts, as_gm_dtype, expected_dtypes
 from .._numba_compat.extending import TypingError, cgutils
 from .._numba_compat.jit import OVERLOAD_OPTIONS, compiled_code_digest, dispatcher, function_address, jit
 from .check import (
@@ -57,7 +57,8 @@ from .check import (
 )
 from .lane import (
     ERR_LANE_RAISED, ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS,
-    LANE_TYPES, STATE_AUTO, STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_STREAM, CheckedLane, Lane,
+    LANE_TYPES, STATE_AUTO, STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, STATE_STREAM,
+    CheckedLane, Lane,
     TracedLane, _address,
 )
 from .primitives.sync import barrier_finish, barrier_lanes, barrier_wait_turn
@@ -66,8 +67,6 @@ __all__ = ["Kernel", "KernelBody", "PreparedLaunch", "kernel", "KernelError", "a
            "compile_messages", "body_signature"]
 
 # Device element types with no NumPy arithmetic reach kernels as unsigned ints of their width.
-# By name (dtypes.device_dtype_name), so ml_dtypes need not be imported to recognize its types.
-_RAW_VIEWS = {"float16": np.uint16, "bfloat16": np.uint16, **{name: np.uint8 for name in FLOAT8_NAMES}}
 
 
 def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
@@ -79,8 +78,8 @@ def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
     if not array.flags.c_contiguous:
         raise ValueError(f"{name}: GM tensors must be C-contiguous (use numpy.ascontiguousarray)")
     flat = array.reshape(-1)
-    raw = _RAW_VIEWS.get(device_dtype_name(array.dtype)) if array.dtype.kind in "fV" else None
-    return flat.view(raw) if raw is not None else flat
+    raw = as_gm_dtype(array.dtype)
+    return flat.view(raw) if raw != array.dtype else flat
 
 
 class KernelConstant:
@@ -233,7 +232,8 @@ def body_signature(ctx, args, tiling) -> tuple:
 @intrinsic
 def _call_body(typingctx, addr, ctx, args, tiling):
     """Call the kernel body compiled for ``body_signature(ctx, args, tiling)`` at ``addr``;
-    returns its status (0, or the code of an exception it raised)."""
+    returns its status (0, or the code of an exception it raised) and the address of the
+    exception's record."""
     if ctx not in LANE_TYPES.values():
         raise TypingError(f"not a lane context type: {ctx}")
     argtys = body_signature(ctx, args, tiling)
@@ -244,10 +244,12 @@ def _call_body(typingctx, addr, ctx, args, tiling):
             values.append(llargs[3])
         # The GM tensors reach the body without a reference count, like UB views.
         values = [borrowed(context, builder, ty, value) for ty, value in zip(argtys, values)]
-        status, _ = call_by_address(context, builder, llargs[0], types.none, argtys, values)
-        return status
+        status, _, exception = call_by_address(context, builder, llargs[0], types.none, argtys, values,
+                                               exception=True)
+        status = builder.sext(status, cgutils.intp_t)
+        return context.make_tuple(builder, signature.return_type, [status, exception])
 
-    return types.int32(addr, ctx, args, tiling), codegen
+    return types.UniTuple(types.int64, 2)(addr, ctx, args, tiling), codegen
 
 
 @jit
@@ -259,10 +261,12 @@ def _interleaved_lane(k, per_thread, threads):
 
 
 @jit
-def _lane_raised(state_row, status):
+def _lane_raised(state_row, result):
+    status, exception = result
     if status != 0 and state_row[STATE_ERROR] == 0:
         state_row[STATE_ERROR] = ERR_LANE_RAISED
         state_row[STATE_ERROR_DETAIL] = status
+        state_row[STATE_EXCEPTION] = exception
 
 
 @jit(python=True, parallel=True)
@@ -441,7 +445,7 @@ class Kernel:
     layout and lane mode (plain, traced, checked)."""
 
     def __init__(self, func: Callable, tiling_key: type | None = None, nrt: bool = True, resident: bool = False,
-                 mode: str = "manual", strict: bool = True):
+                 mode: str = "manual", strict: bool = True, outputs: tuple = (), dtypes: dict | None = None):
         if not callable(func):
             raise TypeError("kernel() expects a function")
         if mode not in ("manual", "auto"):
@@ -455,6 +459,13 @@ class Kernel:
         self._bodies: dict[tuple, KernelBody] = {}
         self._digest = _source_digest(func)
         self.arg_names = tuple(inspect.signature(func).parameters)[1:]  # after ctx
+        unknown = [n for n in (*outputs, *(dtypes or {})) if n not in self.arg_names]
+        if unknown:
+            raise TypeError(f"kernel {func.__name__}: {unknown[0]!r} is not one of its arguments "
+                            f"({', '.join(self.arg_names)})")
+        self.outputs = tuple(outputs)  # every byte of these a checked launch must see written
+        self._declared_dtypes = {n: np.dtype(d) for n, d in (dtypes or {}).items()}
+        self._arg_dtypes = None  # declared and inferred, on first launch (see arguments.expected_dtypes)
         self._constants = _constants_read(func)
         # SyncAll needs every lane resident at once: a kernel calling sync_all gets a launch that
         # runs each lane on a thread of its own (a helper calling it needs resident=True).
@@ -532,6 +543,7 @@ class Kernel:
             tiling_dtype = numpy_dtype(type(args[-1]))
             tiling_bytes = to_array(args[-1])
             args = args[:-1]
+        self._check_arg_dtypes(args)
         gm_args = tuple(self._gm_arg(a, i) for i, a in enumerate(args))
         return self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, block_dim, plat,
                                     {**key_consts, **(datatype or {})}, trace=trace, checked=checked)
@@ -555,7 +567,22 @@ class Kernel:
         return run_launch(self.body(constants or {}, tiling_dtype, mode), block_dim, platform, gm_args,
                           _tiling_view(tiling_bytes, tiling_dtype),
                           trace_name=self.py_func.__name__ if trace else None, trace_info=trace_info,
-                          arg_names=self.arg_names, scratch=scratch)
+                          arg_names=self.arg_names, scratch=scratch, outputs=self.outputs)
+
+    def _check_arg_dtypes(self, args: tuple) -> None:
+        """Refuse an array argument whose element type differs from the one the kernel declares
+        for it or copies it to or from (its UB buffers' dtype), naming it, before anything runs."""
+        if self._arg_dtypes is None:
+            self._arg_dtypes = {**expected_dtypes(self.py_func), **{n: (d, f"declares it {d}") for n, d in
+                                                                       self._declared_dtypes.items()}}
+        for name, value in zip(self.arg_names, args):
+            want = self._arg_dtypes.get(name)
+            if want is None or not isinstance(value, np.ndarray):
+                continue
+            dtype, why = want
+            if not accepts(dtype, value.dtype, declared=name in self._declared_dtypes):
+                raise TypeError(f"kernel {self.py_func.__name__}: argument {name} is {value.dtype}, but the kernel "
+                                f"{why}: pass a {dtype} array (or declare @kernel(dtypes={{{name!r}: ...}}))")
 
     @staticmethod
     def _gm_arg(value, index: int):
@@ -609,12 +636,13 @@ def _lane_state(block_dim: int, gm_bytes: int) -> np.ndarray:
 
 def run_launch(body: KernelBody, block_dim: int, platform: Platform, gm_args: tuple, tiling: np.ndarray | None,
                *, trace_name: str | None = None, trace_info: dict | None = None, arg_names: tuple = (),
-               scratch: tuple = ()):
+               scratch: tuple = (), outputs: tuple = ()):
     """Run ``body`` on ``block_dim`` lanes; raise KernelError for the first failing lane, else
     return the state rows -- or, when ``trace_name`` is given, a LaunchTrace.  A checked body
     raises KernelCheckError for the first lane that broke a rule, after putting back every GM
     byte the lanes wrote, except in the arguments named in ``scratch`` (fresh outputs
-    the caller drops on failure)."""
+    the caller drops on failure); it also raises (gm-output-unwritten) when a byte of an argument
+    named in ``outputs`` was written by no lane."""
     checked = body.mode == "checked"
     address = body.address(gm_args, tiling)
     state = _lane_state(block_dim, sum(a.nbytes for a in gm_args if isinstance(a, np.ndarray)))
@@ -633,7 +661,8 @@ def run_launch(body: KernelBody, block_dim: int, platform: Platform, gm_args: tu
                              f"lane + 1, the top value a marker), got block_dim {block_dim}")
         check = np.zeros((block_dim, CHECK_SLOTS), np.int64)
         state[:, STATE_AUTO] = body.auto
-        regions, kept, names, maps = _gm_regions(gm_args, arg_names, platform.block_bytes, block_dim, scratch)
+        regions, kept, names, maps = _gm_regions(gm_args, arg_names, platform.block_bytes, block_dim, scratch,
+                                                 outputs)
         try:
             # The UB shadow: the written-since-Init epochs, the garbage marks, the loads not yet read
             # (AUTO kernels; see kernels.check), and slack for word-sized accesses.
@@ -650,7 +679,7 @@ def run_launch(body: KernelBody, block_dim: int, platform: Platform, gm_args: tu
                 _CHECK_MAPS.epoch = (first_epoch + ran) % 255
             failed = np.flatnonzero(check[:, CHECK_RULE])
             broken = failed.size or state[:, STATE_ERROR].any()
-            left = None if broken else _garbage_left(regions, kept, names)
+            left = None if broken else _garbage_left(regions, kept, names) or _unwritten_output(kept, names)
             if broken or left is not None:
                 _restore(kept)
         finally:
@@ -697,7 +726,12 @@ def _raise_lane_error(state: np.ndarray, platform: Platform):
                           "ended without reaching it (on the device the launch hangs); every lane must call "
                           "SyncAll the same number of times")
     if state[lane, STATE_ERROR] == ERR_LANE_RAISED:
-        raise KernelError(f"lane {lane}: the kernel raised an exception (status {state[lane, STATE_ERROR_DETAIL]})")
+        exc = raised_exception(int(state[lane, STATE_EXCEPTION]))
+        if exc is None:
+            raise KernelError(f"lane {lane}: the kernel raised an exception (status {state[lane, STATE_ERROR_DETAIL]})")
+        message = str(exc)
+        raise KernelError(f"lane {lane}: the kernel raised {type(exc).__name__}" + (f": {message}" if message else "")) \
+            from exc
     raise KernelError(f"lane {lane}: error code {state[lane, STATE_ERROR]}")
 
 
@@ -715,23 +749,26 @@ def _allocation_end(a: np.ndarray) -> int:
     return _span(base)[1] if base.flags.c_contiguous else _span(a)[1]
 
 
-def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, scratch: tuple):
+def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, scratch: tuple,
+                outputs: tuple = ()):
     """The region table of the array arguments (see ``kernels.check``: address, bytes, owner map,
     bytes a read may reach, owner width, backup, bytes a write may reach, garbage map, dirty,
     reader map, written and read since the last SyncAll, maps touched, owner and reader
     summaries), the arrays it points into as :class:`_RegionMaps` (kept alive by the caller,
     used to restore and to find garbage left), each region's name for messages, and the pooled
     bytes holding the zeroed maps.  Arguments that are the same view (an in-place launch) share
-    one region, named after all, backed up unless every one of them is a fresh output (``scratch``)."""
-    aliases: dict[tuple, list] = {}  # span -> [array, names, whether all are fresh outputs]
+    one region, named after all, backed up unless every one of them is a fresh output (``scratch``);
+    a region holding an argument named in ``outputs`` must be written whole."""
+    aliases: dict[tuple, list] = {}  # span -> [array, names, whether all are fresh outputs, must be written]
     for i, a in enumerate(args):
         if not isinstance(a, np.ndarray):
             continue
         name = f"{arg_names[i]} (argument {i})" if i < len(arg_names) else f"argument {i}"
         fresh = i < len(arg_names) and arg_names[i] in scratch
-        group = aliases.setdefault(_span(a), [a, [], True])
+        group = aliases.setdefault(_span(a), [a, [], True, False])
         group[1].append(name)
         group[2] = group[2] and fresh
+        group[3] = group[3] or (i < len(arg_names) and arg_names[i] in outputs)
     dtype, _top = owner_marks(block_dim)
     width = np.dtype(dtype).itemsize
 
@@ -741,15 +778,16 @@ def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int,
     # Per argument, 64-byte aligned: owner and reader byte maps (lane + 1 of each byte's writer and
     # reader), garbage map (see kernels.check.carry_garbage), owner and reader summaries (int32 per
     # granule); 64 bytes of slack past the last map: small blocks are read and written a word at a time.
-    sizes = [(up64(a.nbytes * width), up64(a.nbytes), up64(-(-a.nbytes // GRANULE) * 4)) for a, _, _ in aliases.values()]
+    sizes = [(up64(a.nbytes * width), up64(a.nbytes), up64(-(-a.nbytes // GRANULE) * 4))
+             for a, *_ in aliases.values()]
     byte_maps = _CHECK_MAPS.byte_maps(sum(2 * m for m, _, _ in sizes) + 64)
     maps = _CHECK_MAPS.take(sum(g + 2 * q for _, g, q in sizes) + 64)
-    backups = _CHECK_MAPS.backups(sum(g for (_, g, _), (_, _, fresh) in zip(sizes, aliases.values()) if not fresh)
+    backups = _CHECK_MAPS.backups(sum(g for (_, g, _), (_, _, fresh, _) in zip(sizes, aliases.values()) if not fresh)
                                   + 64)
     # Addresses from the pooled buffers' own: an array's __array_interface__ costs ~2 us a call.
     byte_maps_at, maps_at, backups_at = (_span(b)[0] for b in (byte_maps, maps, backups))
     rows, kept, names, at_bytes, at, backed = [], [], [], 0, 0, 0
-    for ((start, end), (a, alias_names, fresh)), (m, g, q) in zip(aliases.items(), sizes):
+    for ((start, end), (a, alias_names, fresh, must_write)), (m, g, q) in zip(aliases.items(), sizes):
         owner = byte_maps[at_bytes:at_bytes + a.nbytes * width].view(dtype)
         at_bytes += 2 * m
         garbage = maps[at:at + a.nbytes]
@@ -760,7 +798,7 @@ def _gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int,
         backup = None
         if not fresh:
             backup, backed = backups[backed:backed + a.nbytes], backed + g
-        kept.append(_RegionMaps(a, owner, owner_sum, backup, garbage, reader_sum))
+        kept.append(_RegionMaps(a, owner, owner_sum, backup, garbage, reader_sum, must_write))
         # GM padding (see host.check) lies past an allocation's end, not between views of one array.
         padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes
         writable = padded if end == _allocation_end(a) else a.nbytes
@@ -782,6 +820,7 @@ class _RegionMaps:
     backup: np.ndarray | None
     garbage: np.ndarray
     reader_sum: np.ndarray
+    must_write: bool = False  # a declared output: every byte must be written by some lane
 
     def written(self) -> np.ndarray:
         """Per byte, whether a lane wrote it (its owner is a lane or the before-a-SyncAll mark)."""
@@ -826,6 +865,31 @@ def _garbage_left(regions: np.ndarray, kept: list, names: list):
     return None
 
 
+def _unwritten_output(kept: list, names: list):
+    """The first run of bytes of a declared output no lane wrote, as a KernelCheckError naming the
+    lanes that wrote the bytes on either side of it, or None."""
+    for r, region in enumerate(kept):
+        if not region.must_write or region.array.nbytes == 0:
+            continue
+        written = region.written()
+        missing = np.flatnonzero(~written)
+        if not missing.size:
+            continue
+        first = int(missing[0])
+        after = np.flatnonzero(written[first:])
+        end = first + int(after[0]) if after.size else written.size
+        top = np.iinfo(region.owner.dtype).max
+
+        def lane_of(byte):
+            if not 0 <= byte < written.size:
+                return None
+            writer = region.writer(byte)
+            return -1 if writer == top else writer - 1
+
+        return unwritten_violation(names[r], first, end, written.size, lane_of(first - 1), lane_of(end))
+    return None
+
+
 def _restore(kept: list):
     """Put back every GM byte a failed checked launch wrote (arguments with a backup)."""
     for region in kept:
@@ -849,7 +913,8 @@ def _check_auto_rules(func: Callable, strict: bool):
 
 
 def kernel(func: Callable | None = None, *, tiling_key: type | None = None, nrt: bool = True,
-           resident: bool = False, mode: str = "manual", strict: bool = True):
+           resident: bool = False, mode: str = "manual", strict: bool = True, outputs: tuple = (),
+           dtypes: dict | None = None):
     """Decorate a lane function as a :class:`Kernel` (``@kernel`` or ``@kernel(tiling_key=Key)``).
 
     ``nrt=False`` compiles the body without Numba's reference counting: faster where arrays
@@ -862,7 +927,14 @@ def kernel(func: Callable | None = None, *, tiling_key: type | None = None, nrt:
     ``mode``: ``"manual"`` (the kernel places its tiles and may double-buffer, as every shipped
     kernel does) or ``"auto"`` (PTO AUTO mode, seed 003): the kernel's source is linted when it
     is decorated and a broken rule raises :class:`~ascend_numba.lint.KernelRuleError` listing
-    every finding (``strict=False``: a warning each)."""
+    every finding (``strict=False``: a warning each).
+
+    ``outputs``: the GM arguments the kernel writes whole; a checked launch reports a byte of one
+    that no lane wrote (gm-output-unwritten: on the device it holds whatever HBM held).
+    ``dtypes``: element types of GM arguments (``{"x": np.float32}``); an argument the kernel
+    copies to or from a UB buffer of a literal dtype (``alloc_buffer(ctx, n, np.float32)``) is
+    expected to have that dtype unless declared.  A launch refuses a mismatching array, naming it,
+    before anything compiles or runs."""
     if func is None:
-        return lambda f: Kernel(f, tiling_key, nrt, resident, mode, strict)
-    return Kernel(func, tiling_key, nrt, resident, mode, strict)
+        return lambda f: Kernel(f, tiling_key, nrt, resident, mode, strict, outputs, dtypes)
+    return Kernel(func, tiling_key, nrt, resident, mode, strict, outputs, dtypes)

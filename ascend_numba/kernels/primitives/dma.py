@@ -141,11 +141,15 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
         return False
     if block_len == 0:
         return True
-    if prim == PRIM_DATA_COPY and block_len % ctx.block_bytes != 0:
-        violation(ctx, RULE_COPY_COUNT_ALIGN, prim, OPERAND_SRC, block_len, ctx.block_bytes, 0, 0, 0)
-        return False
     src_local = is_ub(ctx, src_addr)
     dst_local = is_ub(ctx, dst_addr)
+    if prim == PRIM_DATA_COPY and block_len % ctx.block_bytes != 0:
+        # Where each side starts: a UB byte offset, or a byte offset in the GM tensor passed.
+        s = src_addr - ctx.ub_addr + src_byte if src_local else src_byte
+        d = dst_addr - ctx.ub_addr + dst_byte if dst_local else dst_byte
+        violation(ctx, RULE_COPY_COUNT_ALIGN, prim, OPERAND_SRC, block_len, ctx.block_bytes, s, d,
+                  (1 if src_local else 0) + (2 if dst_local else 0))
+        return False
     if block_count == 1:  # one block: the strides play no part
         src_pitch = dst_pitch = block_len
     else:  # the strides are unsigned on the device: a pitch below a block's is a negative one

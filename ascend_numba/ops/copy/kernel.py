@@ -5,7 +5,7 @@ import numpy as np
 from ...kernels import alloc_buffer, big_small_lane_range, data_copy, data_copy_pad, kernel
 
 
-@kernel(nrt=False)
+@kernel(nrt=False, outputs=("dst",))
 def copy_kernel(ctx, src, dst, tiling):
     start, end = big_small_lane_range(ctx, tiling.bigCores, tiling.smallBlocks, tiling.blockBytes,
                                       tiling.totalBytes)

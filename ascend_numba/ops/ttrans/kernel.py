@@ -13,7 +13,7 @@ from ...kernels import (
 from ...kernels.primitives.ttrans import align_up
 
 
-@kernel(nrt=False)
+@kernel(nrt=False, outputs=("y",))
 def transpose_kernel(ctx, x, y, t):
     """Blocks ``src[rows, cols] -> dst[cols, outRows]`` (see TransposeTilingData), tiled through UB."""
     itemsize = x.itemsize
@@ -50,7 +50,7 @@ def transpose_kernel(ctx, x, y, t):
         trace_work(ctx, 1)
 
 
-@kernel(nrt=False)
+@kernel(nrt=False, outputs=("y",))
 def fractal_z_kernel(ctx, x, y, t):
     """[G, N, K, C0] -> [G*K, N1*N0, C0]: per (g, K chunk) gather the C0 blocks of every n, zero n >= N."""
     itemsize = x.itemsize
@@ -75,7 +75,7 @@ def fractal_z_kernel(ctx, x, y, t):
         task += 1
 
 
-@kernel(nrt=False)
+@kernel(nrt=False, outputs=("y",))
 def fractal_z_3d_kernel(ctx, x, y, t):
     """[N, C, D, HW] -> [D*C1*HW, N1*N0, C0]: per (d, c1, HW chunk), each n's [C0, chunk] plane
     is transposed straight into its place in the output tile."""
