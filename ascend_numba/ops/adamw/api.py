@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 
 from ...dtypes import HALF_AND_FLOAT, device_dtype_name
@@ -67,7 +70,9 @@ def check_adamw_args(tensors: dict, scalars: dict, max_grad_norm, amsgrad: bool,
     # Each number becomes the tensor dtype from its own type, as the adapter copies scalars into tensors.
     try:
         with np.errstate(over="ignore"):
-            return dtype, np.array(values, dtype=dtype)
+            rounded = np.array(values, dtype=dtype)
+        _warn_meaning_lost(values, rounded, dtype)
+        return dtype, rounded
     except OverflowError:
         for name, value in zip(SCALAR_NAMES, values):
             try:
@@ -75,6 +80,35 @@ def check_adamw_args(tensors: dict, scalars: dict, max_grad_norm, amsgrad: bool,
             except OverflowError:
                 raise ParamInvalidError(f"ApplyAdamW: {name} is an integer too large for {dtype}") from None
         raise
+
+
+# Scalars whose rounding to 1 or to 0 changes what the step does (see _warn_meaning_lost).
+_NOT_ONE = {"beta1": "1 - beta1 is 0: m is never updated", "beta2": "1 - beta2 is 0: v is never updated",
+            "beta1_power": "beta1_power * beta1 - 1 is 0: the step divides by zero",
+            "beta2_power": "beta2_power * beta2 - 1 is 0: the step divides by zero"}
+_NOT_ZERO = {"lr": "the step does nothing", "epsilon": "the denominator can be 0",
+             "weight_decay": "there is no weight decay"}
+
+
+def _warn_meaning_lost(values: list, rounded: np.ndarray, dtype: np.dtype) -> None:
+    """Warn (RuntimeWarning) for each fp16/bf16 scalar whose rounding to the tensor dtype, as the
+    device's adapter does it, changes the update's meaning: to 1.0 where 1 - x matters, to 0 where
+    x != 0 matters, or to inf."""
+    if device_dtype_name(dtype) == "float32":
+        return
+    for name, value, got in zip(SCALAR_NAMES, values, rounded.astype(np.float64).tolist()):
+        given = float(np.asarray(value, dtype=np.float64))
+        why = None
+        if name in _NOT_ONE and given != 1.0 and got == 1.0:
+            why = _NOT_ONE[name]
+        elif name in _NOT_ZERO and given != 0.0 and got == 0.0:
+            why = _NOT_ZERO[name]
+        elif math.isfinite(given) and not math.isfinite(got):
+            why = "it overflows"
+        if why:
+            warnings.warn(f"ApplyAdamW: {name}={given!r} rounds to {got!r} in {device_dtype_name(dtype)} (scalars "
+                          f"enter the kernel as tensors of var's dtype, as on the device): {why}",
+                          RuntimeWarning, stacklevel=4)
 
 
 def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
@@ -116,6 +150,12 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     ``fused=False`` runs the Compute op by op over whole tiles instead of with tile fusion (one
     pass over each tile, see ``kernels.vector_program``): the same bits, slower; traced and
     checked runs are op by op.
+
+    Scalars given as Python numbers are first converted to var's dtype, as the device's adapter
+    copies them into tensors of that dtype, with every variant (``"a2"`` computes in fp32 from
+    those rounded values).  In bf16, ``beta2=0.999`` becomes 1.0, so ``v`` never changes: a
+    RuntimeWarning names each scalar whose rounding changes the step's meaning (beta1, beta2 or a
+    beta power to 1.0; lr, epsilon or weight_decay to 0; any of them to inf).
     """
     tensors = dict(var=var, m=m, v=v, grad=grad)
     scalars = dict(beta1_power=beta1_power, beta2_power=beta2_power, lr=lr, weight_decay=weight_decay,
