@@ -4,10 +4,13 @@
 
     def test_my_npu_tile(golden):
         case = golden("tile", dtype="float16", inputs={"x": {"shape": [64, 48]}}, attrs={"reps": [2, 3]})
-        run_on_device(case.inputs["x"]) ... compare with case.outputs["y"]
+        y = run_on_device(case.inputs["x"])
+        ascend_numba.assert_golden(y, case.outputs["y"])   # the CANN precision rules
 
-The cache is the CLI's (``--golden-cache-dir``, else $ASCEND_NUMBA_CACHE or
-~/.cache/ascend_numba/golden); ``--golden-no-cache`` turns it off.
+``case.cache_hit`` says whether the golden came from the cache, which is the CLI's
+(``--golden-cache-dir``, else $ASCEND_NUMBA_CACHE or ~/.cache/ascend_numba/golden);
+``--golden-no-cache`` turns it off.  A problem with the arguments raises CaseError naming the
+call (``golden('tile')``, or ``name=``) and the field.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ def pytest_addoption(parser):
 @pytest.fixture(scope="session")
 def golden(request):
     """``golden(op, *, dtype, inputs, attrs=None, seed=0)`` -> GoldenCase (inputs, outputs, cache_hit)."""
-    from .golden import GoldenCache, compute_case, default_cache_dir, parse_cases
+    from .golden import CaseError, GoldenCache, compute_case, default_cache_dir, parse_cases
 
     config = request.config
     cache = None
@@ -44,9 +47,13 @@ def golden(request):
         cache = GoldenCache(config.getoption("--golden-cache-dir") or default_cache_dir())
 
     def make(op: str, *, dtype: str, inputs: dict, attrs: dict | None = None, seed: int = 0,
-             name: str = "fixture") -> GoldenCase:
-        case = parse_cases({"cases": [{"name": name, "op": op, "dtype": dtype, "seed": seed, "inputs": inputs,
-                                       "attrs": attrs or {}}]})[0]
+             name: str | None = None) -> GoldenCase:
+        label = name or f"golden({op!r})"
+        try:
+            case = parse_cases({"cases": [{"name": name or "golden", "op": op, "dtype": dtype, "seed": seed,
+                                           "inputs": inputs, "attrs": attrs or {}}]})[0]
+        except CaseError as e:
+            raise CaseError(str(e).replace(f"case {name or 'golden'!r}", label)) from None
         ins, outs, hit = compute_case(case, cache)
         return GoldenCase(ins, outs, hit)
 
