@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,7 +20,22 @@ from .warmup import OPS, specializations
 from .warmup import warmup as run_warmup
 
 
-@click.group()
+class _OneLineErrors(click.Group):
+    """Every subcommand's unexpected failure is one ``Error:`` line and exit 1, as its expected
+    ones are (``ASCEND_NUMBA_TRACEBACK=1`` shows the traceback instead)."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as e:  # noqa: BLE001 - the point: no raw traceback for a user
+            if os.environ.get("ASCEND_NUMBA_TRACEBACK"):
+                raise
+            raise click.ClickException(f"{type(e).__name__}: {e}") from None
+
+
+@click.group(cls=_OneLineErrors)
 @click.version_option(package_name="ascend-numba")
 def main():
     """CPU twin of Ascend C kernels: goldens with the kernels' exact bits."""
@@ -140,8 +156,9 @@ def warmup(ops, modes, workers):
               help="pytest-benchmark storage holding the saved runs.")
 @click.option("--baseline", default=None, metavar="RUN",
               help="Run number (e.g. 0003) or file name to compare with [default: the runs before the newest].")
-@click.option("--window", default=1, show_default=True, type=click.IntRange(1),
-              help="Without --baseline: how many runs before the new one form the baseline.")
+@click.option("--window", default=3, show_default=True, type=click.IntRange(1),
+              help="Without --baseline: how many runs before the new one form the baseline (one run is "
+                   "no baseline: machines are noisy).")
 @click.option("--new", "newest", default=None, metavar="RUN", help="The run to check [default: the newest].")
 @click.option("--threshold", default=DEFAULT_THRESHOLD, show_default=True, type=click.FloatRange(0, 1),
               help="A ratio falling by more than this fraction below the baseline's lowest is a regression.")

@@ -371,6 +371,49 @@ def _module_programs(tree: ast.Module) -> dict:
     return uses
 
 
+def _imported_programs(tree: ast.Module, path: str) -> dict:
+    """The vector programs a module imports (``from m import prog``, ``import m``: m's programs
+    by name), read from the imported module's source as :func:`_module_programs` reads a file's
+    own; a module that cannot be found is skipped."""
+    uses = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            source = _module_source(node.module or "", node.level, path)
+            if source is None:
+                continue
+            theirs = _module_programs(ast.parse(source))
+            uses.update({a.asname or a.name: theirs[a.name] for a in node.names if a.name in theirs})
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                source = _module_source(alias.name, 0, path)
+                if source is not None:
+                    uses.update(_module_programs(ast.parse(source)))
+    return uses
+
+
+def _module_source(module: str, level: int, path: str) -> str | None:
+    """The source of ``module`` imported from the file at ``path`` (``level``: a relative
+    import's dots): beside the file first, then wherever Python would import it from."""
+    import importlib.util
+
+    here = Path(path).resolve().parent
+    for _ in range(max(level - 1, 0)):
+        here = here.parent
+    parts = module.split(".") if module else []
+    for candidate in (here.joinpath(*parts).with_suffix(".py") if parts else None,
+                      here.joinpath(*parts, "__init__.py")):
+        if candidate is not None and candidate.is_file():
+            return candidate.read_text()
+    if level or not module:
+        return None
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(spec, "origin", None) if spec is not None else None
+    return Path(origin).read_text() if origin and origin.endswith(".py") else None
+
+
 def _derived_constants(func: ast.FunctionDef, constants: set) -> set:
     """Compile-time constants (the kernel's declared ``constant`` names) and the locals computed
     only from them (``amsgrad = Amsgrad == 1``): a branch on them folds away when compiled."""
@@ -401,7 +444,7 @@ def lint_source(source: str, path: str = "<string>", mode: str | None = None, li
     ``source``.  ``mode`` overrides each kernel's own (its decorator's ``mode=``, else manual)."""
     tree = ast.parse(source, filename=path)
     constants = _module_constants(tree)
-    programs = _module_programs(tree)
+    programs = {**_imported_programs(tree, path), **_module_programs(tree)}
     findings = []
     for func in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
         for dec in func.decorator_list:

@@ -130,14 +130,7 @@ class _InlineRunner:
         return self._writer.submit(write_pieces, root, pieces, True)
 
     def submit(self, fn, *args):
-        future = concurrent.futures.Future()
-        try:
-            future.set_result(fn(*args))
-        except BaseException as e:
-            future.set_exception(e)
-            if not isinstance(e, Exception):
-                raise
-        return future
+        return _Deferred(fn, args)
 
     def results(self, tasks):
         """Each chunk task's pieces, in order, as its writes finish (two behind the compute)."""
@@ -152,12 +145,26 @@ class _InlineRunner:
         finally:
             concurrent.futures.wait(waiting)  # no write lands after the caller moves on
 
-    def as_completed(self, futures):
-        return concurrent.futures.as_completed(futures)
-
     def cancel(self, futures):
         for future in futures:
             future.cancel()
+
+
+class _Deferred:
+    """An inline task: it runs when its result is first asked for, so cases run (and report) one
+    after another in file order."""
+
+    def __init__(self, fn, args):
+        self._fn, self._args, self._done = fn, args, None
+
+    def result(self):
+        if self._done is None:
+            self._done = (self._fn(*self._args),)
+        return self._done[0]
+
+    def cancel(self) -> bool:
+        self._fn = None
+        return True
 
 
 def _results_as_completed(runner, tasks):
@@ -242,17 +249,20 @@ def _results(cases: list[Case], out_dir: str, cache_dir: str | None, workers: in
 
 
 def _run_on(runner, cases, out_dir, cache_dir, memory_limit, chunk_progress) -> Iterable[CaseResult]:
-    """Whole cases as one task each; then each chunked case split into tasks across the workers."""
+    """Whole cases as one task each, all submitted first (workers start on them at once); each
+    chunked case split into tasks across the workers when its turn comes.  Results in file order."""
     chunked = [needs_chunks(c, memory_limit) for c in cases]
-    whole = [runner.submit(run_case, c.to_dict(), out_dir, cache_dir) for c, big in zip(cases, chunked) if not big]
+    whole = {i: runner.submit(run_case, c.to_dict(), out_dir, cache_dir)
+             for i, (c, big) in enumerate(zip(cases, chunked)) if not big}
     try:
-        for case in (c for c, big in zip(cases, chunked) if big):
-            with chunk_progress(case) as on_bytes:
-                yield run_chunked_case(runner, case, Path(out_dir), memory_limit, on_bytes)
-        for future in runner.as_completed(whole):
-            yield future.result()
+        for i, case in enumerate(cases):
+            if i in whole:
+                yield whole[i].result()
+            else:
+                with chunk_progress(case) as on_bytes:
+                    yield run_chunked_case(runner, case, Path(out_dir), memory_limit, on_bytes)
     except BaseException:
-        runner.cancel(whole)
+        runner.cancel(list(whole.values()))
         raise
 
 
