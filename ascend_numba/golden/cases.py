@@ -13,7 +13,14 @@ A case file (YAML or JSON) holds ``cases``, a list of mappings::
 
 Distributions: ``{uniform: [lo, hi]}``, ``{normal: [mean, std]}``,
 ``{integers: [lo, hi]}`` (inclusive), ``{special: [v, ...]}`` (values drawn from the
-list; "inf", "-inf", "nan" allowed).  Default: ``{uniform: [-1, 1]}``.  A distribution must draw
+list; "inf", "-inf", "nan" allowed), ``{beta: [a, b]}``, ``{laplace: [loc, scale]}``,
+``{triangular: [lo, hi]}`` (its peak drawn once per tensor, uniform in [lo, hi], as msOpST
+does), ``{relu: [lo, hi]}``, ``{sigmoid: [lo, hi]}``, ``{tanh: [lo, hi]}`` (the activation of
+a uniform draw in [lo, hi]), ``{softmax: [lo, hi]}`` (exp of uniform draws over their sum across
+the whole tensor), ``{values: [v, ...]}`` (exactly these values, one per element) and
+``{file: path}`` (the tensor's raw little-endian bytes).  Default: ``{uniform: [-1, 1]}``.
+``convert: truncate`` (default ``round``) turns drawn values into an integer or bool dtype
+toward zero, as NumPy's ``astype`` does (msOpST's data generator).  A distribution must draw
 values the case's dtype holds: bounds (and special values) past an integer dtype's range or a
 float dtype's finite range, or a normal whose mean +- 6 std passes a float dtype's, are an error
 (an integer dtype's normal draws are clipped to its range).  A file's problems are reported
@@ -48,7 +55,10 @@ __all__ = ["CaseError", "Case", "InputSpec", "load_cases", "parse_cases", "gener
 
 # The ops a case file can name: the registry's, those offered for goldens.
 REGISTRY = {name: entry for name, entry in _OPS.items() if entry.golden}
-DISTRIBUTIONS = ("uniform", "normal", "integers", "special")
+DISTRIBUTIONS = ("uniform", "normal", "integers", "special", "beta", "laplace", "triangular", "relu", "sigmoid",
+                 "softmax", "tanh", "values", "file")
+_LISTS = ("special", "values")  # distributions whose parameter is a list of values
+CONVERSIONS = ("round", "truncate")
 # A case name is a directory name: no path separators, not hidden, never "." or "..".
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 MAX_ELEMENTS = (1 << 31) - 1  # the device's int32 element limit, per tensor
@@ -63,6 +73,7 @@ class InputSpec:
     shape: tuple[int, ...]
     dist: str
     params: tuple
+    convert: str = "round"  # drawn values into an integer or bool dtype: "round" or "truncate"
 
 
 @dataclass(frozen=True)
@@ -76,7 +87,9 @@ class Case:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "op": self.op, "dtype": self.dtype, "seed": self.seed,
-                "inputs": {k: {"shape": list(v.shape), "dist": {v.dist: list(v.params)}}
+                "inputs": {k: {"shape": list(v.shape), "dist": {v.dist: v.params[0] if v.dist == "file"
+                                                                 else list(v.params)},
+                               **({"convert": v.convert} if v.convert != "round" else {})}
                            for k, v in self.inputs.items()},
                 "attrs": self.attrs}
 
@@ -89,7 +102,7 @@ def _parse_input(case: str, name: str, raw, dtype: str | None = None) -> InputSp
     where = f"inputs.{name}"
     if not isinstance(raw, dict):
         _fail(case, where, "must be a mapping with 'shape' (and optionally 'dist')")
-    unknown = set(raw) - {"shape", "dist"}
+    unknown = set(raw) - {"shape", "dist", "convert"}
     if unknown:
         _fail(case, f"{where}.{sorted(unknown)[0]}", "unknown field")
     if "shape" not in raw:
@@ -107,8 +120,15 @@ def _parse_input(case: str, name: str, raw, dtype: str | None = None) -> InputSp
     (kind, params), = dist.items()
     if kind not in DISTRIBUTIONS:
         _fail(case, f"{where}.dist", f"unknown distribution {kind!r}; use one of {DISTRIBUTIONS}")
-    if not isinstance(params, list) or (kind != "special" and len(params) != 2) or not params:
-        _fail(case, f"{where}.dist.{kind}", "needs [a, b]" if kind != "special" else "needs a list of values")
+    convert = raw.get("convert", "round")
+    if convert not in CONVERSIONS:
+        _fail(case, f"{where}.convert", f"must be one of {CONVERSIONS}, got {convert!r}")
+    if kind == "file":
+        return InputSpec(tuple(shape), kind, (_check_file(case, where, params, shape, dtype),), convert)
+    if not isinstance(params, list) or (kind not in _LISTS and len(params) != 2) or not params:
+        _fail(case, f"{where}.dist.{kind}", "needs [a, b]" if kind not in _LISTS else "needs a list of values")
+    if kind == "values" and len(params) != math.prod(shape):
+        _fail(case, f"{where}.dist.values", f"holds {len(params)} values for a shape of {math.prod(shape)} elements")
     if any(isinstance(p, bool) or not isinstance(p, (int, float, str)) for p in params):
         _fail(case, f"{where}.dist.{kind}", f"values must be numbers, got {params!r}")
     try:
@@ -122,11 +142,26 @@ def _parse_input(case: str, name: str, raw, dtype: str | None = None) -> InputSp
         problem = _range_problem(kind, values, dtype)
         if problem:
             _fail(case, f"{where}.dist.{kind}", f"{list(values)} {problem}")
-    return InputSpec(tuple(shape), kind, values)
+    return InputSpec(tuple(shape), kind, values, convert)
 
 
-# A normal draw lands past mean +- 6 std about once in 500 million: the bound a float dtype must hold.
-NORMAL_SPAN = 6
+def _check_file(case: str, where: str, path, shape, dtype: str | None) -> str:
+    """A ``file`` distribution's path: readable, and as long as the tensor in ``dtype``."""
+    if not isinstance(path, str):
+        _fail(case, f"{where}.dist.file", f"must be a path, got {path!r}")
+    try:
+        size = os.stat(path).st_size
+    except OSError as e:
+        _fail(case, f"{where}.dist.file", f"{path}: {e.strerror}")
+    if dtype is not None and size != math.prod(shape) * DTYPES[dtype].itemsize:
+        _fail(case, f"{where}.dist.file", f"{path} holds {size} bytes; shape {list(shape)} of {dtype} needs "
+                                          f"{math.prod(shape) * DTYPES[dtype].itemsize}")
+    return path
+
+
+# A normal draw lands past mean +- 6 std about once in 500 million, a Laplace draw past loc +- 21
+# scales about as rarely: the bounds a float dtype must hold.
+NORMAL_SPAN, LAPLACE_SPAN = 6, 21
 
 
 def _range_problem(kind: str, values: tuple, dtype_name: str) -> str | None:
@@ -143,15 +178,18 @@ def _range_problem(kind: str, values: tuple, dtype_name: str) -> str | None:
         real = np.dtype(f"f{dtype.itemsize // 2}") if dtype.kind == "c" else dtype
         top = float(real.type(np.finfo(real).max)) if real.kind == "f" else float(_finite_max(dtype_name))
         lo, hi, what = -top, top, f"{dtype_name} (finite values up to {top:g} in magnitude)"
-    if kind == "special":
+    if kind in _LISTS:
         bad = [v for v in values if not _special_fits(v, lo, hi, dtype.kind in "iu")]
         return f"holds values {dtype_name} cannot: {bad}; {what}" if bad else None
     a, b = values
-    if kind == "normal":
+    if kind in ("beta", "sigmoid", "softmax", "tanh"):
+        return None  # within [-1, 1]
+    if kind in ("normal", "laplace"):
+        span = NORMAL_SPAN if kind == "normal" else LAPLACE_SPAN
         if dtype.kind in "iu":
             return None if lo <= a <= hi else f"has a mean outside {what}"
-        if abs(a) + NORMAL_SPAN * b > hi:
-            return (f"reaches past {what} (mean +- {NORMAL_SPAN} std); draws that far would be "
+        if abs(a) + span * b > hi:
+            return (f"reaches past {what} (center +- {span} x its scale); draws that far would be "
                     f"{'inf' if dtype.kind in 'fcV' else 'wrapped'}")
         return None
     if a < lo or b > hi:
@@ -175,7 +213,7 @@ def _special_fits(value, lo, hi, integer: bool) -> bool:
 
 
 def _distribution_problem(kind: str, values: tuple) -> str | None:
-    if kind == "special":
+    if kind in _LISTS:
         return None  # any value, inf and nan included
     lo, hi = values
     if not (math.isfinite(lo) and math.isfinite(hi)):
@@ -186,6 +224,12 @@ def _distribution_problem(kind: str, values: tuple) -> str | None:
         return "needs high - low within float64"
     if kind == "normal" and hi < 0:
         return "needs a standard deviation >= 0"
+    if kind == "laplace" and hi < 0:
+        return "needs a scale >= 0"
+    if kind == "beta" and not (lo > 0 and hi > 0):
+        return "needs a > 0 and b > 0"
+    if kind in ("triangular", "relu", "sigmoid", "softmax", "tanh") and lo > hi:
+        return "needs low <= high"
     if kind == "integers":
         if not (isinstance(lo, int) and isinstance(hi, int)):
             return "needs integer bounds"
@@ -373,14 +417,22 @@ def generate_range(case: Case, name: str, start: int, count: int) -> np.ndarray:
     """
     spec = case.inputs[name]
     flat = np.empty(count, DTYPES[case.dtype])
+    if spec.dist == "file":
+        flat[:] = np.fromfile(spec.params[0], flat.dtype.newbyteorder("<"), count, offset=start * flat.itemsize)
+        return flat
+    if spec.dist == "values":
+        _convert(np.array(spec.params[start:start + count], dtype=np.float64), flat, spec.convert)
+        return flat
     key = (case.seed, zlib.crc32(name.encode()))
     first, stop = start // INPUT_BLOCK, -(-(start + count) // INPUT_BLOCK)
+    whole = _tensor_constants(key, spec)
 
     def fill(block: int) -> None:
         lo, hi = max(start, block * INPUT_BLOCK), min(start + count, (block + 1) * INPUT_BLOCK)
         size = min(INPUT_BLOCK, math.prod(spec.shape) - block * INPUT_BLOCK)
-        values = _draw(np.random.default_rng([*key, block]), spec, size, flat.dtype)
-        _convert(values[lo - block * INPUT_BLOCK:hi - block * INPUT_BLOCK], flat[lo - start:hi - start])
+        values = _draw(np.random.default_rng([*key, block]), spec, size, flat.dtype, whole)
+        _convert(values[lo - block * INPUT_BLOCK:hi - block * INPUT_BLOCK], flat[lo - start:hi - start],
+                 spec.convert)
 
     list(io_pool().map(fill, range(first, stop)))
     return flat
@@ -401,11 +453,60 @@ def _scratch_block(slot: int, count: int) -> np.ndarray:
     return buf[:count]
 
 
-def _draw(rng: np.random.Generator, spec: InputSpec, count: int, dtype: np.dtype) -> np.ndarray:
+_MODE_STREAM = 1 << 40  # the stream a triangular tensor's peak is drawn from (past every block's)
+
+
+@functools.lru_cache(maxsize=64)
+def _tensor_constants(key: tuple, spec: InputSpec) -> float | None:
+    """What a tensor's draws share: a triangular tensor's peak (drawn once, uniform in [lo, hi]),
+    or a softmax tensor's denominator (the sum of exp over every block's uniform draws, a first
+    pass over the tensor); None for the others."""
+    if spec.dist == "triangular":
+        lo, hi = (float(v) for v in spec.params)
+        return float(np.random.default_rng([*key, _MODE_STREAM]).uniform(lo, hi))
+    if spec.dist != "softmax":
+        return None
+    total = math.prod(spec.shape)
+    blocks = range(-(-total // INPUT_BLOCK))
+
+    def block_sum(block):
+        size = min(INPUT_BLOCK, total - block * INPUT_BLOCK)
+        return float(np.exp(_uniform(np.random.default_rng([*key, block]), spec, size, 0)).sum())
+
+    return math.fsum(io_pool().map(block_sum, blocks))
+
+
+def _uniform(rng, spec: InputSpec, count: int, slot: int) -> np.ndarray:
+    a, b = float(spec.params[0]), float(spec.params[1])
+    buf = _scratch_block(slot, count)
+    rng.random(out=buf)
+    buf *= b - a
+    buf += a
+    return buf
+
+
+def _draw(rng: np.random.Generator, spec: InputSpec, count: int, dtype: np.dtype, whole=None) -> np.ndarray:
     """A block's ``count`` values in float64 (complex128 for a complex dtype, int64 for
     integers), as NumPy's generator draws them: uniform is ``low + (high - low) * u`` and normal
-    ``mean + std * z``, NumPy's own formulas, applied here to draws into a reused buffer."""
+    ``mean + std * z``, NumPy's own formulas, applied here to draws into a reused buffer.
+    ``whole``: the tensor's shared constant (see :func:`_tensor_constants`)."""
     def one(slot):
+        if spec.dist in ("relu", "sigmoid", "softmax", "tanh"):
+            u = _uniform(rng, spec, count, slot)
+            if spec.dist == "relu":
+                return np.maximum(u, 0.0, out=u)
+            if spec.dist == "tanh":
+                return np.tanh(u, out=u)
+            if spec.dist == "sigmoid":
+                return np.reciprocal(np.exp(np.negative(u, out=u), out=u) + 1.0)
+            return np.exp(u, out=u) / whole
+        if spec.dist == "beta":
+            return rng.beta(float(spec.params[0]), float(spec.params[1]), count)
+        if spec.dist == "laplace":
+            return rng.laplace(float(spec.params[0]), float(spec.params[1]), count)
+        if spec.dist == "triangular":
+            lo, hi = float(spec.params[0]), float(spec.params[1])
+            return rng.triangular(lo, whole, hi, count) if lo < hi else np.full(count, lo)
         if spec.dist in ("uniform", "normal"):
             a, b = float(spec.params[0]), float(spec.params[1])
             buf = _scratch_block(slot, count)
@@ -427,15 +528,18 @@ def _draw(rng: np.random.Generator, spec: InputSpec, count: int, dtype: np.dtype
     return values
 
 
-def _convert(values: np.ndarray, out: np.ndarray) -> None:
-    """Drawn values into the input's dtype: rounded to the nearest integer and clipped to the
-    dtype's range for integer dtypes (only a normal draw's tail can leave it: the case file's
-    bounds are checked against the dtype), non-zero for bool, cast otherwise."""
+def _convert(values: np.ndarray, out: np.ndarray, convert: str = "round") -> None:
+    """Drawn values into the input's dtype: rounded to the nearest integer (``truncate``: toward
+    zero) and clipped to the dtype's range for integer dtypes (only a normal or Laplace draw's tail
+    can leave it: the case file's bounds are checked against the dtype), non-zero for bool (after
+    truncating, with ``truncate``), cast otherwise."""
     with np.errstate(all="ignore"):
+        whole = np.trunc(values) if convert == "truncate" and out.dtype.kind in "iub" else values
         if out.dtype == np.bool_:
-            np.not_equal(values, 0, out=out)
+            np.not_equal(whole, 0, out=out)
         elif out.dtype.kind in "iu":
-            np.copyto(out, np.clip(np.rint(values), *_float_bounds(out.dtype)), casting="unsafe")
+            np.copyto(out, np.clip(whole if convert == "truncate" else np.rint(values), *_float_bounds(out.dtype)),
+                      casting="unsafe")
         else:
             np.copyto(out, values, casting="unsafe")
 
