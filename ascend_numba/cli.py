@@ -41,27 +41,27 @@ def main():
     """CPU twin of Ascend C kernels: goldens with the kernels' exact bits."""
 
 
-@main.command()
-@click.argument("cases", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory that receives one folder per case.")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1),
-              help="Local processes running cases.")
-@click.option("--scheduler", default=None, metavar="ADDRESS", help="Run cases on this Dask scheduler.")
-@click.option("--scheduler-timeout", default=30.0, show_default=True, type=click.FloatRange(0.1),
-              help="Seconds to reach --scheduler before giving up.")
-@click.option("--no-cache", is_flag=True, help="Compute every golden, neither reading nor filling the cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Golden cache location [default: $ASCEND_NUMBA_CACHE or ~/.cache/ascend_numba/golden].")
-@click.option("--memory-limit", default=DEFAULT_MEMORY_LIMIT, show_default=True, metavar="SIZE",
-              help="A case whose inputs and outputs exceed this (e.g. 50%, 8GiB, 512MB) is written in chunks.")
-def golden(cases, out_dir, workers, scheduler, scheduler_timeout, no_cache, cache_dir, memory_limit):
-    """Generate inputs and goldens for every case in CASES (YAML or JSON)."""
-    try:
-        limit = parse_memory_limit(memory_limit)
-        suite = load_cases(cases)
-    except (CaseError, ValueError) as e:
-        raise click.ClickException(str(e)) from None
+def _golden_options(command):
+    """The options every golden-writing command shares (golden, msopst gen)."""
+    for option in reversed((
+            click.option("--workers", default=1, show_default=True, type=click.IntRange(1),
+                         help="Local processes running cases."),
+            click.option("--scheduler", default=None, metavar="ADDRESS", help="Run cases on this Dask scheduler."),
+            click.option("--scheduler-timeout", default=30.0, show_default=True, type=click.FloatRange(0.1),
+                         help="Seconds to reach --scheduler before giving up."),
+            click.option("--no-cache", is_flag=True,
+                         help="Compute every golden, neither reading nor filling the cache."),
+            click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                         help="Golden cache location [default: $ASCEND_NUMBA_CACHE or ~/.cache/ascend_numba/golden]."),
+            click.option("--memory-limit", default=DEFAULT_MEMORY_LIMIT, show_default=True, metavar="SIZE",
+                         help="A case whose inputs and outputs exceed this (e.g. 50%, 8GiB, 512MB) is written in "
+                              "chunks."))):
+        command = option(command)
+    return command
+
+
+def _run_goldens(cases, out_dir: Path, workers, scheduler, scheduler_timeout, no_cache, cache_dir, memory_limit):
+    """Run golden cases into ``out_dir`` with the shared options: one-line errors, Ctrl-C safe."""
     cache = None if no_cache else (cache_dir or default_cache_dir())
     for what, path in (("--out", out_dir), ("--cache-dir", cache)):
         if path is not None:
@@ -70,16 +70,113 @@ def golden(cases, out_dir, workers, scheduler, scheduler_timeout, no_cache, cach
             except OSError as e:
                 raise click.ClickException(f"{what} {path}: cannot create the directory ({e.strerror})") from None
     try:
-        summary = run_suite(suite, out_dir, cache_dir=cache, workers=workers, scheduler=scheduler,
-                            scheduler_timeout=scheduler_timeout, memory_limit=limit)
+        return run_suite(cases, out_dir, cache_dir=cache, workers=workers, scheduler=scheduler,
+                         scheduler_timeout=scheduler_timeout, memory_limit=memory_limit)
     except (KeyboardInterrupt, Interrupted):
-        click.echo("golden: stopped; the cases written so far are complete, no partial case was left", err=True)
+        click.echo("stopped; the cases written so far are complete, no partial case was left", err=True)
         sys.exit(130)
     except SchedulerError as e:
         raise click.ClickException(str(e)) from None
-    except Exception as e:  # a failure while running: one line, not a traceback
-        raise click.ClickException(f"{type(e).__name__}: {e}") from None
+
+
+@main.command()
+@click.argument("cases", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory that receives one folder per case.")
+@_golden_options
+def golden(cases, out_dir, workers, scheduler, scheduler_timeout, no_cache, cache_dir, memory_limit):
+    """Generate inputs and goldens for every case in CASES (YAML or JSON)."""
+    try:
+        limit = parse_memory_limit(memory_limit)
+        suite = load_cases(cases)
+    except (CaseError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+    summary = _run_goldens(suite, out_dir, workers, scheduler, scheduler_timeout, no_cache, cache_dir, limit)
     click.echo(f"golden: {summary.line()} -> {out_dir}")
+
+
+@main.group()
+def msopst():
+    """msOpST case files in, msOpST's data layout out, the twin as the expected-data function."""
+
+
+@msopst.command("expect-func")
+@click.argument("op")
+def msopst_expect_func(op):
+    """Print the calc_expect_func_file string for OP (Tile, TileD, ApplyAdamW, TransData, Transpose)."""
+    from .msopst import MsOpstError, expect_func
+
+    try:
+        click.echo(expect_func(op))
+    except MsOpstError as e:
+        raise click.ClickException(str(e)) from None
+
+
+@msopst.command("gen")
+@click.argument("cases", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory that receives <op>/data/ and <op>/manifest.json.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0), help="Seeds every subcase's draws.")
+@_golden_options
+def msopst_gen(cases, out_dir, seed, workers, scheduler, scheduler_timeout, no_cache, cache_dir, memory_limit):
+    """Expand the msOpST case files CASES (files or directories), draw their inputs and write them
+    with the twin's expected outputs in msOpST's data layout."""
+    from .golden.msopst_cases import gen_msopst, load_msopst
+
+    try:
+        limit = parse_memory_limit(memory_limit)
+        subcases = load_msopst(cases, seed)
+    except (CaseError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+    summary = gen_msopst(subcases, out_dir, seed=seed, run=lambda golden_cases, staging: _run_goldens(
+        golden_cases, staging, workers, scheduler, scheduler_timeout, no_cache, cache_dir, limit))
+    ops = sorted({s.op.lower() for s in subcases})
+    click.echo(f"msopst gen: {len(subcases)} subcases ({summary.line()}) -> {', '.join(str(out_dir / o) for o in ops)}")
+
+
+@msopst.command("compare")
+@click.argument("cases", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="The directory msopst gen wrote the goldens to.")
+@click.option("--actual", "actual_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Directory holding the device outputs (<subcase>_output<i>_<type>.bin, anywhere below it).")
+@click.option("--error-threshold", default=None, metavar="T1,T2",
+              help="Override every case's error_threshold [default: the case's, else 0.01,0.05].")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0), help="The seed gen used.")
+@click.option("--report", "report_path", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="JSON report file [default: ACTUAL/msopst_compare.json].")
+def msopst_compare(cases, out_dir, actual_dir, error_threshold, seed, report_path):
+    """Compare device outputs with the goldens by msOpST's precision standard; exit 1 when a
+    subcase fails."""
+    import json
+
+    from .golden.msopst_cases import compare_msopst, load_msopst
+
+    threshold = None
+    if error_threshold is not None:
+        try:
+            threshold = tuple(float(t) for t in error_threshold.split(","))
+            if len(threshold) != 2 or min(threshold) < 0:
+                raise ValueError
+        except ValueError:
+            raise click.ClickException(f"--error-threshold {error_threshold!r}: two numbers >= 0, e.g. 0.01,0.05") \
+                from None
+    try:
+        subcases = load_msopst(cases, seed)
+    except CaseError as e:
+        raise click.ClickException(str(e)) from None
+    report = compare_msopst(subcases, out_dir, actual_dir, threshold)
+    report_path = report_path or actual_dir / "msopst_compare.json"
+    report_path.write_text(json.dumps(report, indent=2))
+    for name, sub in report["subcases"].items():
+        if sub["status"] != "pass":
+            why = next((o.get("problem") or f"error ratio {o['error_ratio']:.4%}, max error {o['max_error']:.4g}, "
+                        f"first at {o['first_mismatch']}" for o in sub["outputs"] if o["status"] != "pass"), "")
+            click.echo(f"FAIL {name}: {why}")
+    s = report["summary"]
+    click.echo(f"msopst compare: {s['passed']} passed, {s['failed']} failed of {s['subcases']} subcases -> "
+               f"{report_path}")
+    sys.exit(1 if s["failed"] else 0)
 
 
 @main.command()
