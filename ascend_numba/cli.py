@@ -55,13 +55,16 @@ def _golden_options(command):
                          help="Golden cache location [default: $ASCEND_NUMBA_CACHE or ~/.cache/ascend_numba/golden]."),
             click.option("--memory-limit", default=DEFAULT_MEMORY_LIMIT, show_default=True, metavar="SIZE",
                          help="A case whose inputs and outputs exceed this (e.g. 50%, 8GiB, 512MB) is written in "
-                              "chunks."))):
+                              "chunks."),
+            click.option("--strict", is_flag=True,
+                         help="Exit 1 when a golden holds NaN or infinities its inputs do not."))):
         command = option(command)
     return command
 
 
 def _run_goldens(cases, out_dir: Path, workers, scheduler, scheduler_timeout, no_cache, cache_dir, memory_limit):
-    """Run golden cases into ``out_dir`` with the shared options: one-line errors, Ctrl-C safe."""
+    """Run golden cases into ``out_dir`` with the shared options: one-line errors, Ctrl-C safe.
+    The summary's warnings list the cases whose goldens hold NaN or infinities their inputs do not."""
     cache = None if no_cache else (cache_dir or default_cache_dir())
     for what, path in (("--out", out_dir), ("--cache-dir", cache)):
         if path is not None:
@@ -79,20 +82,50 @@ def _run_goldens(cases, out_dir: Path, workers, scheduler, scheduler_timeout, no
         raise click.ClickException(str(e)) from None
 
 
+def _report_health(summary, strict: bool) -> None:
+    if not summary.warnings:
+        return
+    names = ", ".join(name for name, _ in summary.warnings)
+    line = f"{len(summary.warnings)} case(s) with NaN or infinities in goldens their inputs do not hold: {names}"
+    if strict:
+        raise click.ClickException(f"{line} (--strict)")
+    click.echo(f"WARNING: {line}", err=True)
+
+
+def _explain(suite) -> None:
+    from .golden.cases import REGISTRY as GOLDEN_OPS
+
+    for case in suite:
+        click.echo(f"{case.name} ({case.op}, {case.dtype}, seed {case.seed}):")
+        for name, spec in case.inputs.items():
+            drawn = f"{spec.dist} {list(spec.params) if spec.dist != 'file' else spec.params[0]}"
+            default = GOLDEN_OPS[case.op].default_for(name)
+            origin = " (the op's default)" if {spec.dist: list(spec.params)} == default else ""
+            convert = f", {spec.convert}" if spec.convert != "round" else ""
+            click.echo(f"  {name} {list(spec.shape)}: {drawn}{convert}{origin}")
+
+
 @main.command()
 @click.argument("cases", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory that receives one folder per case.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory that receives one folder per case (required unless --explain).")
+@click.option("--explain", is_flag=True, help="Print each input's distribution as it will be drawn, and stop.")
 @_golden_options
-def golden(cases, out_dir, workers, scheduler, scheduler_timeout, no_cache, cache_dir, memory_limit):
+def golden(cases, out_dir, explain, workers, scheduler, scheduler_timeout, no_cache, cache_dir, memory_limit, strict):
     """Generate inputs and goldens for every case in CASES (YAML or JSON)."""
     try:
         limit = parse_memory_limit(memory_limit)
         suite = load_cases(cases)
     except (CaseError, ValueError) as e:
         raise click.ClickException(str(e)) from None
+    if explain:
+        _explain(suite)
+        return
+    if out_dir is None:
+        raise click.UsageError("Missing option '--out'.")
     summary = _run_goldens(suite, out_dir, workers, scheduler, scheduler_timeout, no_cache, cache_dir, limit)
     click.echo(f"golden: {summary.line()} -> {out_dir}")
+    _report_health(summary, strict)
 
 
 @main.group()
@@ -118,7 +151,8 @@ def msopst_expect_func(op):
               help="Directory that receives <op>/data/ and <op>/manifest.json.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0), help="Seeds every subcase's draws.")
 @_golden_options
-def msopst_gen(cases, out_dir, seed, workers, scheduler, scheduler_timeout, no_cache, cache_dir, memory_limit):
+def msopst_gen(cases, out_dir, seed, workers, scheduler, scheduler_timeout, no_cache, cache_dir, memory_limit,
+               strict):
     """Expand the msOpST case files CASES (files or directories), draw their inputs and write them
     with the twin's expected outputs in msOpST's data layout."""
     from .golden.msopst_cases import gen_msopst, load_msopst
@@ -132,6 +166,7 @@ def msopst_gen(cases, out_dir, seed, workers, scheduler, scheduler_timeout, no_c
         golden_cases, staging, workers, scheduler, scheduler_timeout, no_cache, cache_dir, limit))
     ops = sorted({s.op.lower() for s in subcases})
     click.echo(f"msopst gen: {len(subcases)} subcases ({summary.line()}) -> {', '.join(str(out_dir / o) for o in ops)}")
+    _report_health(summary, strict)
 
 
 @msopst.command("compare")

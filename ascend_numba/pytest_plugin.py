@@ -15,6 +15,7 @@ call (``golden('tile')``, or ``name=``) and the field.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,7 @@ class GoldenCase:
     inputs: dict[str, np.ndarray]
     outputs: dict[str, np.ndarray]
     cache_hit: bool
+    health: dict  # per input and output: NaN, +inf, -inf and subnormal counts (see golden.health)
 
 
 def pytest_addoption(parser):
@@ -38,8 +40,11 @@ def pytest_addoption(parser):
 
 @pytest.fixture(scope="session")
 def golden(request):
-    """``golden(op, *, dtype, inputs, attrs=None, seed=0)`` -> GoldenCase (inputs, outputs, cache_hit)."""
+    """``golden(op, *, dtype, inputs, attrs=None, seed=0)`` -> GoldenCase (inputs, outputs, cache_hit,
+    health); an input given only its shape is drawn by the op's default distribution, and a golden
+    holding NaN or infinities its inputs do not warns (RuntimeWarning)."""
     from .golden import CaseError, GoldenCache, compute_case, default_cache_dir, parse_cases
+    from .golden.health import case_health, health_warning
 
     config = request.config
     cache = None
@@ -55,6 +60,10 @@ def golden(request):
         except CaseError as e:
             raise CaseError(str(e).replace(f"case {name or 'golden'!r}", label)) from None
         ins, outs, hit = compute_case(case, cache)
-        return GoldenCase(ins, outs, hit)
+        health = case_health(ins, outs)
+        problem = health_warning(health)
+        if problem:
+            warnings.warn(f"{label}: {problem}", RuntimeWarning, stacklevel=2)
+        return GoldenCase(ins, outs, hit, health)
 
     return make

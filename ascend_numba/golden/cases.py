@@ -18,7 +18,10 @@ list; "inf", "-inf", "nan" allowed), ``{beta: [a, b]}``, ``{laplace: [loc, scale
 does), ``{relu: [lo, hi]}``, ``{sigmoid: [lo, hi]}``, ``{tanh: [lo, hi]}`` (the activation of
 a uniform draw in [lo, hi]), ``{softmax: [lo, hi]}`` (exp of uniform draws over their sum across
 the whole tensor), ``{values: [v, ...]}`` (exactly these values, one per element) and
-``{file: path}`` (the tensor's raw little-endian bytes).  Default: ``{uniform: [-1, 1]}``.
+``{file: path}`` (the tensor's raw little-endian bytes), ``{bits: []}`` (random bit patterns of the
+dtype, every finite value, never NaN or infinity).  An input that names no distribution gets its
+op's default (the registry entry's ``default_for``: ``bits`` for data movement, training-like
+values for ApplyAdamW); ``ascend-numba golden --explain`` prints what each input will be drawn by.
 ``convert: truncate`` (default ``round``) turns drawn values into an integer or bool dtype
 toward zero, as NumPy's ``astype`` does (msOpST's data generator).  A distribution must draw
 values the case's dtype holds: bounds (and special values) past an integer dtype's range or a
@@ -56,7 +59,7 @@ __all__ = ["CaseError", "Case", "InputSpec", "load_cases", "parse_cases", "gener
 # The ops a case file can name: the registry's, those offered for goldens.
 REGISTRY = {name: entry for name, entry in _OPS.items() if entry.golden}
 DISTRIBUTIONS = ("uniform", "normal", "integers", "special", "beta", "laplace", "triangular", "relu", "sigmoid",
-                 "softmax", "tanh", "values", "file")
+                 "softmax", "tanh", "values", "file", "bits")
 _LISTS = ("special", "values")  # distributions whose parameter is a list of values
 CONVERSIONS = ("round", "truncate")
 # A case name is a directory name: no path separators, not hidden, never "." or "..".
@@ -98,7 +101,7 @@ def _fail(case: str, fld: str, problem: str):
     raise CaseError(f"case {case!r}: field {fld!r}: {problem}")
 
 
-def _parse_input(case: str, name: str, raw, dtype: str | None = None) -> InputSpec:
+def _parse_input(case: str, name: str, raw, dtype: str | None = None, default: dict | None = None) -> InputSpec:
     where = f"inputs.{name}"
     if not isinstance(raw, dict):
         _fail(case, where, "must be a mapping with 'shape' (and optionally 'dist')")
@@ -114,7 +117,7 @@ def _parse_input(case: str, name: str, raw, dtype: str | None = None) -> InputSp
     if math.prod(shape) > MAX_ELEMENTS:
         _fail(case, f"{where}.shape", f"{shape} holds {math.prod(shape)} elements, past the device's limit of "
                                       f"{MAX_ELEMENTS} per tensor")
-    dist = raw.get("dist", {"uniform": [-1, 1]})
+    dist = raw.get("dist", default or {"uniform": [-1, 1]})
     if not isinstance(dist, dict) or len(dist) != 1:
         _fail(case, f"{where}.dist", f"must be one of {{{', '.join(DISTRIBUTIONS)}: [...]}}")
     (kind, params), = dist.items()
@@ -125,6 +128,10 @@ def _parse_input(case: str, name: str, raw, dtype: str | None = None) -> InputSp
         _fail(case, f"{where}.convert", f"must be one of {CONVERSIONS}, got {convert!r}")
     if kind == "file":
         return InputSpec(tuple(shape), kind, (_check_file(case, where, params, shape, dtype),), convert)
+    if kind == "bits":
+        if params != []:
+            _fail(case, f"{where}.dist.bits", f"takes no parameters ({{bits: []}}), got {params!r}")
+        return InputSpec(tuple(shape), kind, (), convert)
     if not isinstance(params, list) or (kind not in _LISTS and len(params) != 2) or not params:
         _fail(case, f"{where}.dist.{kind}", "needs [a, b]" if kind not in _LISTS else "needs a list of values")
     if kind == "values" and len(params) != math.prod(shape):
@@ -330,7 +337,8 @@ def _parse_case(i: int, raw, seen: set, problems: list) -> Case | None:
         for extra in [n for n in raw_inputs if n not in needed]:
             found.append(f"case {label!r}: field 'inputs.{extra}': not an input of {spec.name} "
                          f"(inputs: {list(needed)})")
-        parsed = {n: check(_parse_input, label, n, raw_inputs[n], dtype) for n in needed if n in raw_inputs}
+        parsed = {n: check(_parse_input, label, n, raw_inputs[n], dtype, spec.default_for(n))
+                  for n in needed if n in raw_inputs}
         if len(parsed) == len(needed) and None not in parsed.values():
             inputs = parsed
     if inputs is not None and dtype is not None:
@@ -430,6 +438,10 @@ def generate_range(case: Case, name: str, start: int, count: int) -> np.ndarray:
     def fill(block: int) -> None:
         lo, hi = max(start, block * INPUT_BLOCK), min(start + count, (block + 1) * INPUT_BLOCK)
         size = min(INPUT_BLOCK, math.prod(spec.shape) - block * INPUT_BLOCK)
+        if spec.dist == "bits":
+            flat[lo - start:hi - start] = _finite_bits(np.random.default_rng([*key, block]), size, flat.dtype)[
+                lo - block * INPUT_BLOCK:hi - block * INPUT_BLOCK]
+            return
         values = _draw(np.random.default_rng([*key, block]), spec, size, flat.dtype, whole)
         _convert(values[lo - block * INPUT_BLOCK:hi - block * INPUT_BLOCK], flat[lo - start:hi - start],
                  spec.convert)
@@ -526,6 +538,28 @@ def _draw(rng: np.random.Generator, spec: InputSpec, count: int, dtype: np.dtype
     if dtype.kind == "c":
         values = values + 1j * one(1)
     return values
+
+
+# Per float width (the components of a complex): the exponent's bits, and the one cleared to make
+# an all-ones exponent (NaN, infinity) finite.
+_EXPONENTS = {2: None, 4: (0x7F800000, 0x40000000), 8: (0x7FF0000000000000, 0x4000000000000000)}
+
+
+def _finite_bits(rng: np.random.Generator, count: int, dtype: np.dtype) -> np.ndarray:
+    """``count`` random bit patterns of ``dtype``; a floating pattern that would be NaN or
+    infinity has its exponent's top bit cleared (a finite value of the same sign)."""
+    raw = rng.integers(0, 256, count * dtype.itemsize, dtype=np.uint8)
+    if dtype == np.bool_:
+        return (raw & 1).view(np.bool_)
+    if dtype.kind in "fcV":
+        width = dtype.itemsize // 2 if dtype.kind == "c" else dtype.itemsize
+        words = raw.view(f"u{width}")
+        if width == 2:  # fp16 (5-bit exponent) or bf16 (8-bit)
+            mask, top = (0x7F80, 0x4000) if dtype.kind == "V" else (0x7C00, 0x4000)
+        else:
+            mask, top = _EXPONENTS[width]
+        words[(words & words.dtype.type(mask)) == words.dtype.type(mask)] ^= words.dtype.type(top)
+    return raw.view(dtype)
 
 
 def _convert(values: np.ndarray, out: np.ndarray, convert: str = "round") -> None:

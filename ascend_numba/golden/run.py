@@ -13,13 +13,16 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
+
+import numpy as np
 
 from .cases import DTYPES, REGISTRY, Case, case_bytes, generate_inputs, io_pool, parse_cases
 from .chunked import (DEFAULT_MEMORY_LIMIT, CaseFiles, PrefixHash, needs_chunks, parse_memory_limit,
                       plan_tasks, write_pieces)
+from .health import case_health, health_warning, value_counts
 from .store import GoldenCache, Hashes, cache_key, case_json, replace_dir, sweep_work_dirs, work_dir, write_case
 
 __all__ = ["CaseResult", "compute_case", "run_case", "run_chunked_case", "run_suite", "Summary", "Interrupted",
@@ -33,6 +36,7 @@ class CaseResult:
     bytes: int
     seconds: float
     cache_hit: bool
+    warning: str | None = None  # outputs holding NaN or infinities the inputs do not (see golden.health)
 
 
 def compute_case(case: Case, cache: GoldenCache | None, hashes: Hashes | None = None) -> tuple[dict, dict, bool]:
@@ -61,8 +65,9 @@ def run_case(case_doc: dict, out_dir: str, cache_dir: str | None) -> CaseResult:
     cache = GoldenCache(cache_dir) if cache_dir else None
     hashes = Hashes(io_pool())
     inputs, outputs, hit = compute_case(case, cache, hashes)
-    nbytes = write_case(Path(out_dir), _case_meta(case), inputs, outputs, case.dtype, hashes)
-    return CaseResult(case.name, case.op, nbytes, time.perf_counter() - start, hit)
+    health = case_health(inputs, outputs)
+    nbytes = write_case(Path(out_dir), dict(_case_meta(case), health=health), inputs, outputs, case.dtype, hashes)
+    return CaseResult(case.name, case.op, nbytes, time.perf_counter() - start, hit, health_warning(health))
 
 
 def _case_meta(case: Case) -> dict:
@@ -90,7 +95,8 @@ def run_chunked_case(runner, case: Case, out_dir: Path, memory_limit: int,
                         hashes[rel].written(offset, nbytes, data)
                         on_bytes(nbytes)
         sums = {rel: h.hexdigest() for rel, h in hashes.items()}
-        meta = dict(_case_meta(case), chunked={
+        health = _chunked_health(root, files, case.dtype)
+        meta = dict(_case_meta(case), health=health, chunked={
             "chunks": len(phases[-1]), "memory_limit": memory_limit,
             "cache": "not used: a chunked case is computed in pieces and not cached"})
         (root / "case.json").write_text(case_json(meta, files.inputs, files.outputs, case.dtype, sums))
@@ -98,7 +104,19 @@ def run_chunked_case(runner, case: Case, out_dir: Path, memory_limit: int,
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
-    return CaseResult(case.name, case.op, case_bytes(case), time.perf_counter() - start, False)
+    return CaseResult(case.name, case.op, case_bytes(case), time.perf_counter() - start, False, health_warning(health))
+
+
+def _chunked_health(root: Path, files, dtype_name: str) -> dict:
+    """A chunked case's health, read back from its written files (mapped, block by block)."""
+    dtype = DTYPES[dtype_name]
+    dtype = dtype.newbyteorder("<") if dtype.itemsize > 1 else dtype
+
+    def counts(rel):
+        return value_counts(np.memmap(root / rel, dtype=dtype, mode="r"))
+
+    return {"inputs": {n: counts(rel) for n, (rel, _) in files.inputs.items()},
+            "outputs": {n: counts(rel) for n, (rel, _) in files.outputs.items()}}
 
 
 @dataclass
@@ -107,6 +125,7 @@ class Summary:
     bytes: int
     seconds: float
     cache_hits: int
+    warnings: list = field(default_factory=list)  # (case name, warning) of cases whose goldens hold NaN/inf
 
     @property
     def throughput(self) -> float:
@@ -339,6 +358,7 @@ def _run_suite(cases, out_dir, cache_dir, workers, scheduler, scheduler_timeout,
                progress) -> Summary:
     start = time.perf_counter()
     total = hits = 0
+    warned = []
     bar = None
     if progress:
         from tqdm import tqdm
@@ -349,13 +369,18 @@ def _run_suite(cases, out_dir, cache_dir, workers, scheduler, scheduler_timeout,
                                             functools.partial(_bytes_bar, enabled=progress)), start=1):
             total += result.bytes
             hits += result.cache_hit
+            if result.warning:
+                warned.append((result.name, result.warning))
             if bar is not None:
                 bar.set_postfix_str(result.name)
                 bar.update(1)
+                if result.warning:
+                    bar.write(f"{result.name}: WARNING: {result.warning}", file=sys.stderr)
             else:
                 log(f"[{i}/{len(cases)}] {result.name} ({result.op}): {result.bytes / 1e6:.1f} MB in "
-                    f"{result.seconds:.2f} s{' (cache)' if result.cache_hit else ''}")
+                    f"{result.seconds:.2f} s{' (cache)' if result.cache_hit else ''}"
+                    f"{f'  WARNING: {result.warning}' if result.warning else ''}")
     finally:
         if bar is not None:
             bar.close()
-    return Summary(len(cases), total, time.perf_counter() - start, hits)
+    return Summary(len(cases), total, time.perf_counter() - start, hits, warned)

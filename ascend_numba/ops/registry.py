@@ -14,10 +14,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["OpEntry", "Case", "Chunking", "Span", "REQUIRED", "random_bits", "int_list", "number", "flag", "choice",
+__all__ = ["OpEntry", "Case", "Chunking", "Span", "REQUIRED", "FINITE_BITS", "random_bits", "int_list", "number", "flag", "choice",
            "positive_int_or_none", "same_shape_as"]
 
 REQUIRED = object()  # an attribute without a default
+# Data movement is bit for bit: by default its inputs are random bit patterns of their dtype, every
+# finite value (subnormals and both zeros included), never NaN or infinity.
+FINITE_BITS = {"bits": []}
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,13 @@ class OpEntry:
     test_inputs: Callable[[dict, np.dtype, np.random.Generator], dict] = random_bits
     golden: bool = True  # offered by the golden CLI
     chunking: Chunking | None = None  # golden cases larger than memory, in pieces
+    # The distribution a golden case's input gets when it names none: per input, else the op's.
+    input_defaults: dict = field(default_factory=dict)
+    default_dist: dict = field(default_factory=lambda: dict(FINITE_BITS))
+
+    def default_for(self, name: str) -> dict:
+        """The distribution input ``name`` is drawn by when a case names none."""
+        return dict(self.input_defaults.get(name, self.default_dist))
 
     def input_names(self, attrs: dict) -> tuple:
         return self.inputs(attrs) if callable(self.inputs) else self.inputs

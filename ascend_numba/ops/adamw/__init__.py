@@ -66,6 +66,9 @@ ENTRIES = (
     OpEntry("apply_adamw", apply_adamw, apply_adamw_reference, HALF_AND_FLOAT,
             lambda shapes, attrs, itemsize: {n: tuple(shapes["var"]) for n in ("var", "m", "v")},
             inputs=_inputs, outputs=("var", "m", "v"),
+            # What training holds: small moments, a second moment never negative, a normal gradient.
+            input_defaults={"var": {"normal": [0, 1]}, "m": {"normal": [0, 0.1]}, "v": {"uniform": [0, 0.01]},
+                            "max_grad_norm": {"uniform": [0, 0.01]}, "grad": {"normal": [0, 1]}},
             attrs={**{k: (number, REQUIRED) for k in SCALAR_NAMES}, "amsgrad": (flag, False),
                    "maximize": (flag, False), "variant": (choice(*VARIANTS), "seed")},
             check_shapes=_same_shapes, call=_call, test_inputs=_test_inputs, chunking=CHUNKING,

@@ -1,0 +1,62 @@
+"""A golden's health: how many NaN, infinities and subnormals each input and output holds, and
+the warning for outputs that hold NaN or infinity their inputs do not (a golden that compares
+equal for the wrong reason, or fails for one)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["value_counts", "case_health", "health_warning"]
+
+# Per float width (of a complex: its components' width): the sign, exponent and mantissa bits.
+_LAYOUT = {"float16": (0x8000, 0x7C00, 0x03FF), "bfloat16": (0x8000, 0x7F80, 0x007F),
+           4: (0x80000000, 0x7F800000, 0x007FFFFF), 8: (0x8000000000000000, 0x7FF0000000000000, 0x000FFFFFFFFFFFFF)}
+_BLOCK = 1 << 22  # elements per pass: bounds the temporaries
+
+
+def value_counts(arr: np.ndarray) -> dict:
+    """``{"nan", "+inf", "-inf", "subnormal"}`` counts of a floating array (fp16, bf16, fp32,
+    fp64 and complex components), read from the bit patterns; ``{}`` for other dtypes."""
+    dtype = arr.dtype
+    if dtype.kind == "c":
+        width = dtype.itemsize // 2
+        layout = _LAYOUT[width]
+    elif dtype.kind == "f" or dtype.name == "bfloat16":
+        width = dtype.itemsize
+        layout = _LAYOUT.get(dtype.name) or _LAYOUT[width]
+    else:
+        return {}
+    sign, exponent, mantissa = layout
+    words = np.ascontiguousarray(arr).reshape(-1).view(f"u{width}")
+    counts = {"nan": 0, "+inf": 0, "-inf": 0, "subnormal": 0}
+    for start in range(0, words.size, _BLOCK):
+        w = words[start:start + _BLOCK]
+        exp = w & w.dtype.type(exponent)
+        frac = (w & w.dtype.type(mantissa)) != 0
+        top = exp == w.dtype.type(exponent)
+        inf = top & ~frac
+        negative = (w & w.dtype.type(sign)) != 0
+        counts["nan"] += int(np.count_nonzero(top & frac))
+        counts["+inf"] += int(np.count_nonzero(inf & ~negative))
+        counts["-inf"] += int(np.count_nonzero(inf & negative))
+        counts["subnormal"] += int(np.count_nonzero((exp == 0) & frac))
+    return counts
+
+
+def case_health(inputs: dict, outputs: dict) -> dict:
+    """``{"inputs": {name: counts}, "outputs": {name: counts}}`` for case.json."""
+    return {"inputs": {n: value_counts(a) for n, a in inputs.items()},
+            "outputs": {n: value_counts(a) for n, a in outputs.items()}}
+
+
+def health_warning(health: dict) -> str | None:
+    """What the outputs hold that the inputs do not: NaN, or an infinity (of either sign), or None."""
+    def total(side, keys):
+        return sum(c.get(k, 0) for c in health[side].values() for k in keys)
+
+    found = []
+    for what, keys in (("NaN", ("nan",)), ("infinities", ("+inf", "-inf"))):
+        out = total("outputs", keys)
+        if out and not total("inputs", keys):
+            found.append(f"{out} {what}")
+    return f"outputs hold {' and '.join(found)} the inputs do not" if found else None
