@@ -24,6 +24,12 @@ STREAM_MIN_ROW_BYTES = 256
 # fp32 transpose (128 MB of GM) went from 12 to 7.5 ms with them (a9e15e0).
 STREAM_BYTES = 32 << 20
 
+# ---- kernel prints (kernels/primitives/debug.py) ------------------------------------------------
+
+# Words (int64) of each lane's print row: a kprint takes 4 + its format's words + its arguments, a
+# dump_tensor 6 + a few + its elements.  512 KB a lane, allocated only for kernels that print.
+KERNEL_PRINT_WORDS = 1 << 16
+
 # ---- Tile (ops/tile/kernel.py) -------------------------------------------------------------------
 
 # SplitMult lanes double their row in UB only this far: lanes that share a host thread each redo

@@ -8,8 +8,12 @@ than X).  Mark references with ``ref(benchmark, "name")``.
 from __future__ import annotations
 
 import contextlib
+import os
 import statistics
 import time
+
+# Benchmarks measure kernels, not their prints: kprint / dump_tensor compile to nothing here.
+os.environ.setdefault("ASCEND_NUMBA_KERNEL_PRINTS", "0")
 
 import numba
 import numpy as np

@@ -18,7 +18,7 @@ from numba.extending import intrinsic
 
 __all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR",
            "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM", "STATE_PRELOAD_PENDING",
-           "STATE_PRELOAD", "STATE_GARBAGE", "STATE_BARRIER", "STATE_AUTO", "STATE_MOVED", "STATE_PRIMITIVE", "STATE_EXCEPTION",
+           "STATE_PRELOAD", "STATE_GARBAGE", "STATE_BARRIER", "STATE_AUTO", "STATE_MOVED", "STATE_PRIMITIVE", "STATE_EXCEPTION", "STATE_PRINT",
            "PRELOAD_REGIONS", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL", "ERR_LANE_RAISED", "ERR_SYNC_NOT_RESIDENT",
            "ERR_SYNC_ABANDONED", "LANE_TYPES"]
 
@@ -49,7 +49,8 @@ STATE_BARRIER = STATE_PRELOAD + 3 * PRELOAD_REGIONS  # the launch's SyncAll barr
 # moved data yet, and the primitive being checked (for a rule found while marking its writes).
 STATE_AUTO, STATE_MOVED, STATE_PRIMITIVE = STATE_BARRIER + 1, STATE_BARRIER + 2, STATE_BARRIER + 3
 STATE_EXCEPTION = STATE_PRIMITIVE + 1  # the address of the exception record of a lane that raised
-LANE_STATE_SLOTS = STATE_EXCEPTION + 1
+STATE_PRINT = STATE_EXCEPTION + 1  # the address of the lane's print row (kprint, dump_tensor), 0 if none
+LANE_STATE_SLOTS = STATE_PRINT + 1
 ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL, ERR_LANE_RAISED, ERR_SYNC_NOT_RESIDENT, ERR_SYNC_ABANDONED = 1, 2, 3, 4, 5
 
 # The Numba type of each context, field by field: a kernel body is compiled for exactly this

@@ -39,7 +39,7 @@ import numpy as np
 from numba import get_thread_id, prange, types
 from numba.extending import intrinsic, overload
 
-from ..config import CHECK_MAP_POOL_BYTES, STREAM_BYTES, TRACE_CAPACITY
+from ..config import CHECK_MAP_POOL_BYTES, KERNEL_PRINT_WORDS, STREAM_BYTES, TRACE_CAPACITY
 from ..host.check import CHECK_RULE, CHECK_SLOTS, decode_violation, garbage_violation, unwritten_violation
 from ..host.errors import KernelError
 from ..host.platform import Platform, check_block_dim, get_platform
@@ -57,10 +57,11 @@ from .check import (
 )
 from .lane import (
     ERR_LANE_RAISED, ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS,
-    LANE_TYPES, STATE_AUTO, STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, STATE_STREAM,
-    CheckedLane, Lane,
+    LANE_TYPES, STATE_AUTO, STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, STATE_PRINT,
+    STATE_STREAM, CheckedLane, Lane,
     TracedLane, _address,
 )
+from .primitives.debug import PRINT_NAMES, flush_prints, prints_enabled
 from .primitives.sync import barrier_finish, barrier_lanes, barrier_wait_turn
 
 __all__ = ["Kernel", "KernelBody", "PreparedLaunch", "kernel", "KernelError", "as_gm", "check_block_dim",
@@ -411,9 +412,10 @@ class KernelBody:
     """One specialization of a kernel body (compile-time constants, tiling layout, lane mode)
     and the address of its compiled code for each set of argument types."""
 
-    def __init__(self, dispatcher, mode: str, resident: bool = False, auto: bool = False):
+    def __init__(self, dispatcher, mode: str, resident: bool = False, auto: bool = False, prints: bool = False):
         self.dispatcher = dispatcher
         self.mode = mode
+        self.prints = prints  # compiled with kprint / dump_tensor on: its launches get print rows
         self.resident = resident  # every lane on a thread of its own (the kernel calls sync_all)
         self.auto = auto  # an AUTO-mode kernel: checked launches apply the AUTO rules too
         self._addresses: dict[tuple, int] = {}
@@ -470,6 +472,7 @@ class Kernel:
         # SyncAll needs every lane resident at once: a kernel calling sync_all gets a launch that
         # runs each lane on a thread of its own (a helper calling it needs resident=True).
         self.resident = resident or "sync_all" in _names_read(func)
+        self._prints = any(n in PRINT_NAMES for n in _names_read(func))
         functools.update_wrapper(self, func)
 
     def __repr__(self) -> str:
@@ -496,7 +499,8 @@ class Kernel:
         """The body for one set of compile-time constants, tiling layout and lane mode
         (``plain``, ``traced``: lanes record a trace, ``checked``: primitives verify every
         access and record a trace); compiled on first launch, cached on disk."""
-        cache_key = (tuple(constants.items()), tiling_dtype, mode)
+        prints = self._prints and prints_enabled()
+        cache_key = (tuple(constants.items()), tiling_dtype, mode, prints)
         found = self._bodies.get(cache_key)
         if found is None:
             unbound = sorted(self._constants - constants.keys())
@@ -504,13 +508,14 @@ class Kernel:
                 raise TypeError(f"{self!r} reads the compile-time constants {', '.join(unbound)}: bind them with "
                                 "the launch's key or datatype={...}")
             layout = None if tiling_dtype is None else (tiling_dtype.descr, tiling_dtype.itemsize)
-            tag = f"{self._digest}|{cache_key[0]!r}|{layout!r}|{mode}"
+            tag = f"{self._digest}|{cache_key[0]!r}|{layout!r}|{mode}" + ("|prints" if prints else "")
             name = self.py_func.__name__.removesuffix("_kernel")
             detail = ", ".join([*(f"{k}={getattr(v, '__name__', v)}" for k, v in constants.items()),
                                 *([mode] if mode != "plain" else [])])
             announce = f"{name} kernel" + (f" [{detail}]" if detail else "")
             dispatcher_ = _specialized_body(self.py_func, constants, tag, announce, self.nrt)
-            found = self._bodies[cache_key] = KernelBody(dispatcher_, mode, self.resident, self.mode == "auto")
+            found = self._bodies[cache_key] = KernelBody(dispatcher_, mode, self.resident, self.mode == "auto",
+                                                         prints)
         return found
 
     def launch(self, *args, block_dim: int, key: dict | None = None, datatype: dict | None = None,
@@ -618,7 +623,7 @@ class PreparedLaunch:
     def __call__(self, gm_args: tuple) -> np.ndarray:
         """Run the lanes on ``gm_args`` (flat GM tensors and scalars); returns the state rows, or
         raises KernelError for the first failing lane."""
-        if self.body.resident:
+        if self.body.resident or self.body.prints:
             return run_launch(self.body, self.block_dim, self.platform, gm_args, self.tiling)
         state = _lane_state(self.block_dim, self.gm_bytes)
         _launch_lanes(self.block_dim, _UB_POOL.get(self.platform.ub_size), self.platform.block_bytes, state, None,
@@ -646,6 +651,20 @@ def run_launch(body: KernelBody, block_dim: int, platform: Platform, gm_args: tu
     checked = body.mode == "checked"
     address = body.address(gm_args, tiling)
     state = _lane_state(block_dim, sum(a.nbytes for a in gm_args if isinstance(a, np.ndarray)))
+    prints = None
+    if body.prints:
+        prints = np.zeros((block_dim, KERNEL_PRINT_WORDS), np.int64)
+        state[:, STATE_PRINT] = prints.ctypes.data + np.arange(block_dim, dtype=np.int64) * prints.strides[0]
+    try:
+        return _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, checked, trace_name, trace_info,
+                          arg_names, scratch, outputs)
+    finally:
+        flush_prints(prints)  # what the lanes printed, lane by lane, also when the launch failed
+
+
+def _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, checked, trace_name, trace_info, arg_names,
+               scratch, outputs):
+    """:func:`run_launch`'s lanes, with the state rows made."""
     capacity = TRACE_CAPACITY if trace_name else 0
     trace = np.zeros((block_dim, trace_row_length(capacity)), np.int64) if body.mode != "plain" else None
     if body.resident:

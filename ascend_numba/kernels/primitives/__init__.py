@@ -9,6 +9,7 @@
 ``fusion``     ``vector_program``: tile fusion, a run of vector ops as one pass over the tiles
 ``ttrans``     TTRANS, the tile transpose
 ``sync``       ``sync_all`` (SyncAll), the barrier across the lanes of a launch
+``debug``      ``kprint`` (AscendC::printf) and ``dump_tensor`` (DumpTensor), printed after the launch
 ``llvm``       the LLVM intrinsics the copies are built from
 =============  ====================================================================================
 
@@ -25,6 +26,7 @@ from ..lane import CheckedLane, Lane, TracedLane
 from .context import (
     big_small_lane_range, contiguous_lane_range, count_event, in_ub, lane_error, trace_work,
 )
+from .debug import dump_tensor, kernel_prints, kprint
 from .dma import data_copy, data_copy_pad, gather
 from .fusion import VectorProgramError, vector_program
 from .memory import alloc_buffer, reinterpret
@@ -40,7 +42,7 @@ __all__ = [
     "Lane", "TracedLane", "CheckedLane",
     "in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
     "alloc_buffer", "reinterpret",
-    "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all",
+    "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
     "vector_program", "VectorProgramError", "set_value", "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
     "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16",
 ]
