@@ -369,12 +369,30 @@ def private_dispatcher(func, tag: str | None = None, *, python: bool = False, ad
     pipeline = (compiler.Compiler if python or addressable else _InlinedCompiler if always_inline
                 else _LinkedCompiler)
     disp = KernelDispatcher(py_func=func, locals={}, targetoptions=targetoptions, pipeline_class=pipeline)
-    try:
-        if cache:
-            disp._cache = TaggedCache(func, tag or compiled_code_digest(), on_miss)
-    except RuntimeError:
-        pass  # no cache locator for this function (no source file): compile in memory only
+    if cache:
+        disp._cache = _LazyCache(func, tag, on_miss)
     return disp
+
+
+class _LazyCache:
+    """A dispatcher's :class:`TaggedCache`, made on its first use: finding a function's cache
+    directory and hashing the compiled code's sources cost a few ms per hundred functions at
+    import, for functions many processes never compile."""
+
+    def __init__(self, func, tag, on_miss):
+        self._args = (func, tag, on_miss)
+        self._cache = None
+
+    def __getattr__(self, name):
+        if self._cache is None:
+            func, tag, on_miss = self._args
+            try:
+                self._cache = TaggedCache(func, tag or compiled_code_digest(), on_miss)
+            except RuntimeError:  # no cache locator for this function (no source file): in memory only
+                from numba.core.caching import NullCache
+
+                self._cache = NullCache()
+        return getattr(self._cache, name)
 
 
 def jit(func=None, *, python: bool = False, always_inline: bool = False, **options):
