@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
 
-.PHONY: setup demo test test-compat lint-kernels bench bench-torch bench-compare bench-report warmup clean
+.PHONY: setup demo test test-compat docs lint-kernels bench bench-torch bench-compare bench-report warmup clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ demo: setup
 test-compat: setup
 	$(PY) -m pip install -q -e '.[compat]'
 	PYENV_VERSION="$$(pyenv versions --bare 2>/dev/null | tr '\n' ':')" $(VENV)/bin/nox
+
+# The documentation site (docs/, mkdocs.yml) into site/, strict: a broken link or reference fails.
+docs: setup
+	$(PY) -m pip install -q -e '.[docs]'
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 # The shipped kernels and the examples against the kernel rules of their mode (seed 003); the
 # suite runs the same check (tests/test_lint.py).
@@ -47,7 +52,8 @@ bench-compare: setup
 # A chart of the tracked path speedups and op-vs-NumPy ratios across the saved runs.
 bench-report: setup
 	$(PY) -m pip install -q -e '.[report]'
-	$(VENV)/bin/ascend-numba bench-report --out bench-report.png --match 'vs per_row' --match 'vs numpy'
+	$(VENV)/bin/ascend-numba bench-report --page docs/performance.md --out bench-report.png --match 'vs per_row' \
+		--match 'vs numpy'
 	$(VENV)/bin/ascend-numba seed-table
 
 # Compile every kernel specialization ahead of time (a CI image, a container).

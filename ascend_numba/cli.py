@@ -318,20 +318,31 @@ def bench_compare(storage, baseline, window, newest, threshold, everything):
 @main.command("bench-report")
 @click.option("--storage", default=".benchmarks", show_default=True, type=click.Path(path_type=Path),
               help="pytest-benchmark storage holding the saved runs.")
-@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Chart file (.png or .svg).")
+@click.option("--out", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Chart file (.png or .svg) of every tracked ratio across the runs.")
 @click.option("--match", multiple=True, help="Draw only ratios whose key contains this text (repeatable; "
                                              "e.g. --match 'vs per_row' --match 'vs numpy').")
-def bench_report(storage, out, match):
-    """Draw every tracked ratio across the saved runs (x: run and commit) with matplotlib."""
+@click.option("--page", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Markdown page of the newest run's tables (docs/performance.md).")
+def bench_report(storage, out, match, page):
+    """Report the saved runs: a chart of every tracked ratio across them (matplotlib), and/or a
+    Markdown page of the newest run's tables."""
+    from .benchtrack import performance_page
+
     runs = load_runs(storage)
     if not runs:
         raise click.ClickException(f"{storage}: no saved runs (make bench saves them)")
-    try:
-        keys = plot(runs, out, match)
-    except RuntimeError as e:
-        raise click.ClickException(str(e)) from None
-    click.echo(f"bench-report: {len(keys)} ratios over {len(runs)} runs -> {out}")
+    if out is None and page is None:
+        raise click.UsageError("give --out CHART, --page PAGE or both")
+    if page is not None:
+        page.write_text(performance_page(runs[-1]))
+        click.echo(f"bench-report: run {runs[-1].label} -> {page}")
+    if out is not None:
+        try:
+            keys = plot(runs, out, match)
+        except RuntimeError as e:
+            raise click.ClickException(str(e)) from None
+        click.echo(f"bench-report: {len(keys)} ratios over {len(runs)} runs -> {out}")
 
 
 @main.command("seed-table")

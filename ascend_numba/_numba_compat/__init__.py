@@ -2,7 +2,7 @@
 package, and nothing outside it imports Numba's internals (``tests/test_numba_compat.py`` checks).
 
 Supported and tested: Numba :data:`TESTED_NUMBA` (the range ``pyproject.toml`` declares; the
-README's "Supported versions" has the matrix ``make test-compat`` runs).  Importing this package
+docs' supported versions page has the matrix ``make test-compat`` runs).  Importing this package
 imports nothing of Numba: it reads Numba's version from the installed distribution, so
 ``import ascend_numba`` stays cheap and warns once when the installed Numba is outside the tested
 range.
