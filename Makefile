@@ -52,7 +52,7 @@ bench-compare: setup
 # A chart of the tracked path speedups and op-vs-NumPy ratios across the saved runs.
 bench-report: setup
 	$(PY) -m pip install -q -e '.[report]'
-	$(VENV)/bin/ascend-numba bench-report --page docs/performance.md --out bench-report.png --match 'vs per_row' \
+	$(VENV)/bin/ascend-numba bench-report --page docs/performance.md --out docs/performance.png --match 'vs per_row' \
 		--match 'vs numpy'
 	$(VENV)/bin/ascend-numba seed-table
 

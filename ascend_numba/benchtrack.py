@@ -190,10 +190,11 @@ def plot(runs: list[Run], out: str | Path, match: tuple[str, ...] = ()) -> list[
 _SHOWN_FACTS = ("path", "GBps", "MBps", "cpu_s", "budget_s", "compiled")  # extra_info worth a column
 
 
-def performance_page(run: Run) -> str:
-    """A Markdown page of one saved run: its machine, commit and date, then a table per
-    benchmark group (every case's median, IQR and rounds, its in-run ratios against the group's
-    references, and what it recorded: path, GB/s, first-call CPU s against its budget)."""
+def performance_page(run: Run, chart: str | None = None) -> str:
+    """A Markdown page of one saved run: its machine, commit and date, the chart of every tracked
+    ratio across runs (``chart``, a path relative to the page), then a table per benchmark group
+    (every case's median, IQR and rounds, its in-run ratios against the group's references, and
+    what it recorded: path, GB/s, first-call CPU s against its budget)."""
     doc = json.loads(run.path.read_text())
     machine = doc.get("machine_info", {})
     cpu = machine.get("cpu", {})
@@ -207,6 +208,8 @@ def performance_page(run: Run) -> str:
              f"* commit: `{(commit.get('id') or 'unknown')[:12]}`{' (uncommitted changes)' if commit.get('dirty') else ''}",
              f"* machine: {cpu.get('brand_raw', machine.get('processor', '?'))}, {cpu.get('count', '?')} cores, "
              f"Python {machine.get('python_version', '?')}", ""]
+    if chart is not None:
+        lines += [f"![every tracked ratio across the saved runs]({chart})", ""]
     groups: dict[str, list[dict]] = {}
     for bench in doc.get("benchmarks", []):
         groups.setdefault(bench.get("group") or "(no group)", []).append(bench)

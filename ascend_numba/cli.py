@@ -334,15 +334,16 @@ def bench_report(storage, out, match, page):
         raise click.ClickException(f"{storage}: no saved runs (make bench saves them)")
     if out is None and page is None:
         raise click.UsageError("give --out CHART, --page PAGE or both")
-    if page is not None:
-        page.write_text(performance_page(runs[-1]))
-        click.echo(f"bench-report: run {runs[-1].label} -> {page}")
     if out is not None:
         try:
             keys = plot(runs, out, match)
         except RuntimeError as e:
             raise click.ClickException(str(e)) from None
         click.echo(f"bench-report: {len(keys)} ratios over {len(runs)} runs -> {out}")
+    if page is not None:
+        chart = os.path.relpath(out, page.parent) if out is not None else None
+        page.write_text(performance_page(runs[-1], chart))
+        click.echo(f"bench-report: run {runs[-1].label} -> {page}")
 
 
 @main.command("seed-table")
