@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 
 __all__ = ["DEVICE_DTYPES", "HALF_AND_FLOAT", "ML_DTYPES_NAMES", "FLOAT8_NAMES", "dtype_by_name", "device_dtype_name",
-           "bfloat16"]
+           "float_bit_layout", "bfloat16"]
 
 _NUMPY_NAMES = ("float32", "float16", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                 "uint64", "bool", "complex64", "complex128")
@@ -41,6 +41,23 @@ def device_dtype_name(dtype: np.dtype) -> str:
     if dtype.kind == "V":
         return dtype.name if dtype.type.__module__.split(".")[0] == "ml_dtypes" else str(dtype)
     return dtype.name
+
+
+# The sign, exponent and mantissa bits of the floating types whose patterns are read or made
+# bit by bit (golden health counts, the golden ``bits`` distribution).
+_FLOAT_BITS = {"float16": (0x8000, 0x7C00, 0x03FF), "bfloat16": (0x8000, 0x7F80, 0x007F),
+               "float32": (0x80000000, 0x7F800000, 0x007FFFFF),
+               "float64": (0x8000000000000000, 0x7FF0000000000000, 0x000FFFFFFFFFFFFF)}
+
+
+def float_bit_layout(dtype: np.dtype) -> tuple[int, int, int, int] | None:
+    """``(width, sign, exponent, mantissa)`` of a floating dtype's bit patterns (a complex's: of
+    its components) for fp16, bf16, fp32 and fp64; None for any other dtype."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        dtype = np.dtype(f"f{dtype.itemsize // 2}")
+    masks = _FLOAT_BITS.get(device_dtype_name(dtype)) if dtype.kind in "fV" else None
+    return None if masks is None else (dtype.itemsize, *masks)
 
 
 class _DeviceDtypes(Mapping):

@@ -51,6 +51,7 @@ import numpy as np
 import yaml
 
 from ..dtypes import DEVICE_DTYPES as DTYPES
+from ..dtypes import float_bit_layout
 from ..ops import REGISTRY as _OPS
 
 __all__ = ["CaseError", "Case", "InputSpec", "load_cases", "parse_cases", "generate_inputs", "generate_range", "DTYPES",
@@ -540,25 +541,18 @@ def _draw(rng: np.random.Generator, spec: InputSpec, count: int, dtype: np.dtype
     return values
 
 
-# Per float width (the components of a complex): the exponent's bits, and the one cleared to make
-# an all-ones exponent (NaN, infinity) finite.
-_EXPONENTS = {2: None, 4: (0x7F800000, 0x40000000), 8: (0x7FF0000000000000, 0x4000000000000000)}
-
-
 def _finite_bits(rng: np.random.Generator, count: int, dtype: np.dtype) -> np.ndarray:
     """``count`` random bit patterns of ``dtype``; a floating pattern that would be NaN or
     infinity has its exponent's top bit cleared (a finite value of the same sign)."""
     raw = rng.integers(0, 256, count * dtype.itemsize, dtype=np.uint8)
     if dtype == np.bool_:
         return (raw & 1).view(np.bool_)
-    if dtype.kind in "fcV":
-        width = dtype.itemsize // 2 if dtype.kind == "c" else dtype.itemsize
+    layout = float_bit_layout(dtype)
+    if layout is not None:
+        width, _, exponent, _ = layout
         words = raw.view(f"u{width}")
-        if width == 2:  # fp16 (5-bit exponent) or bf16 (8-bit)
-            mask, top = (0x7F80, 0x4000) if dtype.kind == "V" else (0x7C00, 0x4000)
-        else:
-            mask, top = _EXPONENTS[width]
-        words[(words & words.dtype.type(mask)) == words.dtype.type(mask)] ^= words.dtype.type(top)
+        mask, top = words.dtype.type(exponent), words.dtype.type(1 << (exponent.bit_length() - 1))
+        words[(words & mask) == mask] ^= top
     return raw.view(dtype)
 
 

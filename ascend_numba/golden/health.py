@@ -6,27 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import float_bit_layout
+
 __all__ = ["value_counts", "case_health", "health_warning"]
 
-# Per float width (of a complex: its components' width): the sign, exponent and mantissa bits.
-_LAYOUT = {"float16": (0x8000, 0x7C00, 0x03FF), "bfloat16": (0x8000, 0x7F80, 0x007F),
-           4: (0x80000000, 0x7F800000, 0x007FFFFF), 8: (0x8000000000000000, 0x7FF0000000000000, 0x000FFFFFFFFFFFFF)}
 _BLOCK = 1 << 22  # elements per pass: bounds the temporaries
 
 
 def value_counts(arr: np.ndarray) -> dict:
     """``{"nan", "+inf", "-inf", "subnormal"}`` counts of a floating array (fp16, bf16, fp32,
     fp64 and complex components), read from the bit patterns; ``{}`` for other dtypes."""
-    dtype = arr.dtype
-    if dtype.kind == "c":
-        width = dtype.itemsize // 2
-        layout = _LAYOUT[width]
-    elif dtype.kind == "f" or dtype.name == "bfloat16":
-        width = dtype.itemsize
-        layout = _LAYOUT.get(dtype.name) or _LAYOUT[width]
-    else:
+    layout = float_bit_layout(arr.dtype)
+    if layout is None:
         return {}
-    sign, exponent, mantissa = layout
+    width, sign, exponent, mantissa = layout
     words = np.ascontiguousarray(arr).reshape(-1).view(f"u{width}")
     counts = {"nan": 0, "+inf": 0, "-inf": 0, "subnormal": 0}
     for start in range(0, words.size, _BLOCK):

@@ -67,8 +67,6 @@ from .primitives.sync import barrier_finish, barrier_lanes, barrier_wait_turn
 __all__ = ["Kernel", "KernelBody", "PreparedLaunch", "kernel", "KernelError", "as_gm", "check_block_dim",
            "compile_messages", "body_signature"]
 
-# Device element types with no NumPy arithmetic reach kernels as unsigned ints of their width.
-
 
 def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
     """The flat GM view of a C-contiguous array; fp16/bf16/fp8 become uint views of their width."""
