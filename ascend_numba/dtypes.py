@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 
 __all__ = ["DEVICE_DTYPES", "HALF_AND_FLOAT", "ML_DTYPES_NAMES", "FLOAT8_NAMES", "dtype_by_name", "device_dtype_name",
-           "float_bit_layout", "bfloat16"]
+           "float_bit_layout", "TYPE_ALIASES", "bfloat16"]
 
 _NUMPY_NAMES = ("float32", "float16", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                 "uint64", "bool", "complex64", "complex128")
@@ -20,6 +20,8 @@ FLOAT8_NAMES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2f
 ML_DTYPES_NAMES = ("bfloat16", *FLOAT8_NAMES)  # the types ml_dtypes defines that the device has
 
 HALF_AND_FLOAT = ("float32", "float16", "bfloat16")  # the vector unit's floating types
+# The other names CANN's tools (msOpST case files, expected-data calls) give device types.
+TYPE_ALIASES = {"float": "float32", "double": "float64", "fp16": "float16", "fp32": "float32", "bf16": "bfloat16"}
 
 
 def dtype_by_name(name: str) -> np.dtype:

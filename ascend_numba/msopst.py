@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import ascend_numba as an
-from ascend_numba.dtypes import dtype_by_name
+from ascend_numba.dtypes import TYPE_ALIASES, dtype_by_name
 
 __all__ = ["SIGNATURES", "OpSignature", "MsOpstError", "Tile", "TileD", "ApplyAdamW", "TransData", "Transpose",
            "expect_func"]
@@ -134,8 +134,7 @@ def _array(op: str, name: str, given) -> np.ndarray:
     dtype_name = given.get("dtype") if isinstance(given, dict) else None
     if dtype_name:
         try:
-            want = dtype_by_name({"float": "float32", "double": "float64", "fp16": "float16",
-                                            "fp32": "float32", "bf16": "bfloat16"}.get(dtype_name, dtype_name))
+            want = dtype_by_name(TYPE_ALIASES.get(dtype_name, dtype_name))
         except TypeError:
             raise MsOpstError(f"{op}: input {name!r} has dtype {dtype_name!r}, not a NumPy or ml_dtypes type") from None
         if arr.dtype != want:

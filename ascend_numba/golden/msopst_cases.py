@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..dtypes import DEVICE_DTYPES
+from ..dtypes import DEVICE_DTYPES, TYPE_ALIASES
 from ..msopst import SIGNATURES
 from .cases import REGISTRY, Case, CaseError, InputSpec, generate_inputs, parse_cases
 
@@ -55,8 +55,7 @@ __all__ = ["MsopstCaseError", "Subcase", "load_msopst", "gen_msopst", "compare_m
 DEFAULT_THRESHOLD = (0.01, 0.05)
 MAX_RELATIVE = 0.1  # msOpST's max_diff_hd: any element erring by this much fails the output
 # msOpST type names -> device dtype names
-TYPES = {**{name: name for name in DEVICE_DTYPES}, "float": "float32", "double": "float64", "fp16": "float16",
-         "fp32": "float32", "bf16": "bfloat16"}
+TYPES = {**{name: name for name in DEVICE_DTYPES}, **TYPE_ALIASES}
 DISTRIBUTIONS = ("uniform", "normal", "beta", "laplace", "triangular", "relu", "sigmoid", "softmax", "tanh")
 _CASE_FIELDS = {"case_name", "op", "input_desc", "output_desc", "attr", "calc_expect_func_file", "error_threshold",
                 "expect", "st_mode", "comment"}
