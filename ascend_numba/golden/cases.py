@@ -79,6 +79,12 @@ class InputSpec:
     params: tuple
     convert: str = "round"  # drawn values into an integer or bool dtype: "round" or "truncate"
 
+    def to_dict(self) -> dict:
+        """The input as a case file writes it."""
+        return {"shape": list(self.shape), "dist": {self.dist: self.params[0] if self.dist == "file"
+                                                    else list(self.params)},
+                **({"convert": self.convert} if self.convert != "round" else {})}
+
 
 @dataclass(frozen=True)
 class Case:
@@ -91,10 +97,7 @@ class Case:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "op": self.op, "dtype": self.dtype, "seed": self.seed,
-                "inputs": {k: {"shape": list(v.shape), "dist": {v.dist: v.params[0] if v.dist == "file"
-                                                                 else list(v.params)},
-                               **({"convert": v.convert} if v.convert != "round" else {})}
-                           for k, v in self.inputs.items()},
+                "inputs": {k: v.to_dict() for k, v in self.inputs.items()},
                 "attrs": self.attrs}
 
 

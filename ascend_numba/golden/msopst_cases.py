@@ -30,7 +30,6 @@ field.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import math
@@ -45,9 +44,10 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..dtypes import DEVICE_DTYPES, TYPE_ALIASES
+from ..dtypes import DEVICE_DTYPES, TYPE_ALIASES, dtype_by_name
 from ..msopst import SIGNATURES
 from .cases import REGISTRY, Case, CaseError, InputSpec, generate_inputs, parse_cases
+from .store import little_endian, sha256_of
 
 __all__ = ["MsopstCaseError", "Subcase", "load_msopst", "gen_msopst", "compare_msopst", "input_file", "expect_file",
            "output_file", "msopst_threshold", "DEFAULT_THRESHOLD", "TYPES"]
@@ -341,9 +341,8 @@ _GOLDEN_PROBLEM = re.compile(r"case '\w+': field 'inputs\.x(?:\.dist\.(\w+))?(?:
 def _checked_spec(k: int, spec: InputSpec, dtype: str, seed: int, where: str, problems: _Problems) -> Case | None:
     """A one-input golden case drawing input ``k`` (golden validates it as it validates its own
     case files: values the type cannot hold are refused)."""
-    raw_dist = {spec.dist: spec.params[0] if spec.dist == "file" else list(spec.params)}
     doc = {"cases": [{"name": "input", "op": "tile", "dtype": dtype, "seed": seed, "attrs": {"reps": [1]},
-                      "inputs": {"x": {"shape": list(spec.shape), "dist": raw_dist, "convert": spec.convert}}}]}
+                      "inputs": {"x": spec.to_dict()}}]}
     try:
         return parse_cases(doc)[0]
     except CaseError as e:
@@ -410,12 +409,8 @@ def _plan(sub: Subcase, seed: int, where: str, problems: _Problems) -> bool:
                                                                     f"the inputs' type, {dtype}")
     if len(problems.lines) > before:
         return False
-    golden_inputs = {}
-    for name in tensors:
-        spec = values[by_name[name]][0].inputs["x"]
-        golden_inputs[_GOLDEN_NAMES.get((sub.op, name), name)] = {
-            "shape": list(spec.shape), "dist": {spec.dist: spec.params[0] if spec.dist == "file" else list(spec.params)},
-            "convert": spec.convert}
+    golden_inputs = {_GOLDEN_NAMES.get((sub.op, name), name): values[by_name[name]][0].inputs["x"].to_dict()
+                     for name in tensors}
     try:
         sub.golden = parse_cases({"cases": [{"name": sub.name, "op": op, "dtype": dtype, "seed": seed,
                                              "inputs": golden_inputs, "attrs": golden_attrs}]})[0]
@@ -463,8 +458,7 @@ def _golden_op(sub: Subcase, by_name: dict, attrs: dict) -> tuple[str, tuple, di
                 sub.outputs[0].get("shape"):
             golden["c"] = int(sub.outputs[0]["shape"][-3])
         return "convert_format", ("src",), golden
-    scalars = {n: float(sub.extra[by_name[n]].astype(np.float64).reshape(-1)[0]) for n in
-               ("beta1_power", "beta2_power", "lr", "weight_decay", "beta1", "beta2", "epsilon")}
+    scalars = {n: float(sub.extra[by_name[n]].astype(np.float64).reshape(-1)[0]) for n in _SCALARS["ApplyAdamW"]}
     amsgrad, maximize = bool(attrs.get("amsgrad", False)), bool(attrs.get("maximize", False))
     tensors = ("var", "m", "v", "grad") + (("max_grad_norm",) if amsgrad else ())
     if amsgrad and "max_grad_norm" not in by_name:
@@ -477,14 +471,6 @@ def msopst_threshold(sub: Subcase, override: tuple | None) -> tuple:
 
 
 # ---- gen ---------------------------------------------------------------------------------------
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
 
 def gen_msopst(subcases: list[Subcase], out_dir, *, seed: int = 0, run=None) -> dict:
     """Write every subcase in msOpST's layout under ``out_dir``: ``<op>/data/<subcase>_input<i>_<type>.bin``
@@ -510,9 +496,8 @@ def gen_msopst(subcases: list[Subcase], out_dir, *, seed: int = 0, run=None) -> 
                 os.replace(staging / sub.name / listing["file"], target)
                 digest = listing["sha256"]
             else:
-                arr = sub.extra[k]
-                (arr.astype(arr.dtype.newbyteorder("<")) if arr.dtype.itemsize > 1 else arr).tofile(target)
-                digest = _sha256(target)
+                little_endian(sub.extra[k]).tofile(target)
+                digest = sha256_of(sub.extra[k])
             files.append({"input": k, "name": desc.get("name"), "file": f"data/{target.name}", "type": desc["type"],
                           "shape": list(_input_shape(sub, k)), "sha256": digest})
         for k, out_name in enumerate(REGISTRY[sub.golden.op].outputs):  # case.json lists them sorted by name
@@ -592,8 +577,6 @@ def compare_msopst(subcases: list[Subcase], out_dir, actual_dir, threshold: tupl
     """Compare the device outputs under ``actual_dir`` (msOpST's ``<subcase>_output<i>_<type>.bin``,
     anywhere below it) with the goldens ``gen_msopst`` wrote under ``out_dir``: a report per
     subcase and a summary.  A missing or short output fails its subcase."""
-    from ..dtypes import dtype_by_name
-
     found = {}
     for path in Path(actual_dir).rglob("*.bin"):
         found.setdefault(path.name, path)
