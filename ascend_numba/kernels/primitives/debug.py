@@ -34,7 +34,7 @@ from ..lane import STATE_PRINT, _address, _load_i64, _store_i64
 from .context import in_ub
 
 __all__ = ["kprint", "dump_tensor", "kernel_prints", "prints_enabled", "format_prints", "flush_prints",
-           "uses_prints", "PRINT_NAMES"]
+           "PRINT_NAMES"]
 
 PRINT_NAMES = ("kprint", "dump_tensor")  # a kernel whose code reads one of these gets print rows
 _KIND_PRINTF, _KIND_DUMP = 1, 2
@@ -55,11 +55,6 @@ def kernel_prints(enabled: bool | None = None) -> bool:
 
 def prints_enabled() -> bool:
     return _enabled
-
-
-def uses_prints(names: set) -> bool:
-    """Whether a kernel whose code reads ``names`` prints (and prints are on)."""
-    return _enabled and any(n in names for n in PRINT_NAMES)
 
 
 def _words(text: str) -> np.ndarray:
