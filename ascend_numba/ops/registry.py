@@ -14,8 +14,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["OpEntry", "Case", "Chunking", "Span", "REQUIRED", "FINITE_BITS", "random_bits", "int_list", "number", "flag", "choice",
-           "positive_int_or_none", "same_shape_as"]
+__all__ = ["OpEntry", "Case", "Chunking", "Span", "REQUIRED", "FINITE_BITS", "random_bits", "int_list", "number",
+           "flag", "choice", "positive_int_or_none", "same_shape_as"]
 
 REQUIRED = object()  # an attribute without a default
 # Data movement is bit for bit: by default its inputs are random bit patterns of their dtype, every
