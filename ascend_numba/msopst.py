@@ -72,6 +72,27 @@ SIGNATURES = {
 }
 
 
+# TransData attributes the twin's conversions take at their defaults only; the conversions that
+# drop channel padding, whose output description says how many channels to keep.
+_TRANSDATA_FIXED = ("groups", "src_subformat", "dst_subformat")
+_TRANSDATA_CROPS = (("NC1HWC0", "NCHW"), ("GNC1HWC0", "GNCHW"))
+
+
+def transdata_fixed_attr(attrs: dict) -> tuple[str, object] | None:
+    """The first of TransData's ``groups``, ``src_subformat``, ``dst_subformat`` set to other than
+    its default, as ``(name, default)``, or None."""
+    defaults = SIGNATURES["TransData"].attrs
+    return next(((n, defaults[n]) for n in _TRANSDATA_FIXED if attrs.get(n, defaults[n]) != defaults[n]), None)
+
+
+def transdata_channels(src_format, dst_format, dst) -> int | None:
+    """The channels a (G)NC1HWC0 -> (G)NCHW conversion keeps: C of the output description's
+    shape (``dst``, a dict with ``shape``), or None."""
+    if (src_format, dst_format) in _TRANSDATA_CROPS and isinstance(dst, dict) and dst.get("shape"):
+        return int(dst["shape"][-3])
+    return None
+
+
 def expect_func(op: str) -> str:
     """The ``calc_expect_func_file`` string for ``op``: this file's path and the function."""
     if op not in SIGNATURES:
@@ -166,17 +187,16 @@ def TileD(*args, **kwargs) -> list[np.ndarray]:  # noqa: N802
     return [an.tile(_array("TileD", "x", inputs["x"]), _ints("TileD", "multiples", attrs["multiples"]))]
 
 
-_ADAMW_SCALARS = ("beta1_power", "beta2_power", "lr", "weight_decay", "beta1", "beta2", "epsilon")
-
-
 def ApplyAdamW(*args, **kwargs) -> list[np.ndarray]:  # noqa: N802
     """ApplyAdamW: the updated ``var, m, v`` (the seed's evaluation order, ``variant="seed"``)."""
+    from ascend_numba.ops.adamw.api import SCALAR_NAMES  # with the op: Numba loads when a kernel runs
+
     inputs, _, attrs = _bind("ApplyAdamW", args, kwargs)
     tensors = {n: _array("ApplyAdamW", n, inputs[n]) for n in ("var", "m", "v", "grad")}
-    scalars = {n: _array("ApplyAdamW", n, inputs[n]) for n in _ADAMW_SCALARS}
+    scalars = {n: _array("ApplyAdamW", n, inputs[n]) for n in SCALAR_NAMES}
     mgn = inputs.get("max_grad_norm")
     mgn = None if mgn is None or not _is_input(mgn) else _array("ApplyAdamW", "max_grad_norm", mgn)
-    var, m, v = an.apply_adamw(tensors["var"], tensors["m"], tensors["v"], *(scalars[n] for n in _ADAMW_SCALARS),
+    var, m, v = an.apply_adamw(tensors["var"], tensors["m"], tensors["v"], *(scalars[n] for n in SCALAR_NAMES),
                                tensors["grad"], mgn, amsgrad=bool(attrs["amsgrad"]), maximize=bool(attrs["maximize"]),
                                inplace=False)
     return [var, m, v]
@@ -185,16 +205,13 @@ def ApplyAdamW(*args, **kwargs) -> list[np.ndarray]:  # noqa: N802
 def TransData(*args, **kwargs) -> list[np.ndarray]:  # noqa: N802
     """TransData: the seven TTRANS format conversions (``convert_format``)."""
     inputs, outputs, attrs = _bind("TransData", args, kwargs)
-    for name, plain in (("groups", 1), ("src_subformat", 0), ("dst_subformat", 0)):
-        if attrs[name] != plain:
-            raise MsOpstError(f"TransData: attribute {name}={attrs[name]!r}; the twin's conversions take {plain}")
+    fixed = transdata_fixed_attr(attrs)
+    if fixed is not None:
+        name, plain = fixed
+        raise MsOpstError(f"TransData: attribute {name}={attrs[name]!r}; the twin's conversions take {plain}")
     src = _array("TransData", "src", inputs["src"])
     src_format, dst_format = str(attrs["src_format"]), str(attrs["dst_format"])
-    crop = None
-    dst = outputs.get("dst")
-    if (src_format, dst_format) in (("NC1HWC0", "NCHW"), ("GNC1HWC0", "GNCHW")) and isinstance(dst, dict) \
-            and dst.get("shape"):
-        crop = int(dst["shape"][-3])  # the channels the output description keeps
+    crop = transdata_channels(src_format, dst_format, outputs.get("dst"))
     try:
         return [an.convert_format(src, src_format, dst_format, c=crop)]
     except (ValueError, TypeError) as e:

@@ -45,7 +45,8 @@ import numpy as np
 
 from .. import __version__
 from ..dtypes import DEVICE_DTYPES, TYPE_ALIASES, dtype_by_name
-from ..msopst import SIGNATURES
+from ..msopst import SIGNATURES, transdata_channels, transdata_fixed_attr
+from ..ops.adamw.api import SCALAR_NAMES
 from .cases import REGISTRY, Case, CaseError, InputSpec, generate_inputs, parse_cases
 from .store import little_endian, sha256_of
 
@@ -430,7 +431,7 @@ def _plan(sub: Subcase, seed: int, where: str, problems: _Problems) -> bool:
 
 _GOLDEN_NAMES = {("TransData", "src"): "x"}  # msOpST input name -> the golden op's, where they differ
 _CONSTS = {"Tile": ("multiples",), "Transpose": ("perm",)}  # inputs that must come as values
-_SCALARS = {"ApplyAdamW": ("beta1_power", "beta2_power", "lr", "weight_decay", "beta1", "beta2", "epsilon")}
+_SCALARS = {"ApplyAdamW": SCALAR_NAMES}
 
 
 def _golden_op(sub: Subcase, by_name: dict, attrs: dict) -> tuple[str, tuple, dict]:
@@ -448,15 +449,16 @@ def _golden_op(sub: Subcase, by_name: dict, attrs: dict) -> tuple[str, tuple, di
                                            "-D x: the twin's TTRANS kernel transposes 2-D tensors, perm [1, 0] only")
         return "transpose2d", ("x",), {}
     if sub.op == "TransData":
-        for name, plain in (("groups", 1), ("src_subformat", 0), ("dst_subformat", 0)):
-            if attrs.get(name, plain) != plain:
-                raise ValueError("attr", f"TransData {name}={attrs[name]!r}: the twin's conversions take {plain}")
+        fixed = transdata_fixed_attr(attrs)
+        if fixed is not None:
+            name, plain = fixed
+            raise ValueError("attr", f"TransData {name}={attrs[name]!r}: the twin's conversions take {plain}")
         if "src_format" not in attrs or "dst_format" not in attrs:
             raise ValueError("attr", "TransData needs the attributes src_format and dst_format")
         golden = {"src": attrs["src_format"], "dst": attrs["dst_format"]}
-        if (golden["src"], golden["dst"]) in (("NC1HWC0", "NCHW"), ("GNC1HWC0", "GNCHW")) and \
-                sub.outputs[0].get("shape"):
-            golden["c"] = int(sub.outputs[0]["shape"][-3])
+        channels = transdata_channels(golden["src"], golden["dst"], sub.outputs[0])
+        if channels is not None:
+            golden["c"] = channels
         return "convert_format", ("src",), golden
     scalars = {n: float(sub.extra[by_name[n]].astype(np.float64).reshape(-1)[0]) for n in _SCALARS["ApplyAdamW"]}
     amsgrad, maximize = bool(attrs.get("amsgrad", False)), bool(attrs.get("maximize", False))
