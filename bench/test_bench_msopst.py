@@ -22,7 +22,6 @@ from conftest import parallel_copy, ref
 
 N = 1 << 24
 SCALARS = tuple(ADAMW_SCALARS.values())
-ADAMW_NAMES = ("beta1_power", "beta2_power", "lr", "weight_decay", "beta1", "beta2", "epsilon")
 
 
 def _tensors():
@@ -66,7 +65,7 @@ MSOPST = [
      "input_desc": [*({"name": n, "format": "ND", "type": "float32", "shape": [1 << 22], "data_distribute": "uniform",
                        "value_range": [0.0, 0.01]} for n in ("var", "m", "v")),
                     *({"name": n, "format": "ND", "type": "float32", "shape": [1], "value": [s]}
-                      for n, s in zip(ADAMW_NAMES, SCALARS)),
+                      for n, s in ADAMW_SCALARS.items()),
                     {"name": "grad", "format": "ND", "type": "float32", "shape": [1 << 22],
                      "data_distribute": "uniform", "value_range": [0.0, 0.01]}],
      "output_desc": [{"name": n, "format": "ND", "type": "float32", "shape": [1 << 22]} for n in ("var", "m", "v")]},
