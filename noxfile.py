@@ -21,9 +21,23 @@ import tempfile
 import time
 
 import nox
+from packaging.requirements import Requirement
 
-LOWEST = ["numba==0.60.0", "numpy==1.26.0", "ml_dtypes==0.4.0", "click==8.1.0", "PyYAML==6.0", "tqdm==4.66.0"]
-HIGHEST = ["numba", "numpy", "ml_dtypes", "click", "PyYAML", "tqdm"]
+
+def _lowest(requirement: str) -> str:
+    """``name==X`` for a requirement ``name>=X,...``: the lowest version its range allows."""
+    req = Requirement(requirement)
+    floor = next((spec.version for spec in req.specifier if spec.operator == ">="), None)
+    if floor is None:
+        raise ValueError(f"pyproject.toml: {requirement!r} has no lower bound (>=) to test")
+    return f"{req.name}=={floor}"
+
+
+# The runtime dependencies as pyproject.toml declares them: installed with --upgrade, each range's
+# newest release; pinned to its lower bound, its oldest.
+REQUIREMENTS = nox.project.load_toml("pyproject.toml")["project"]["dependencies"]
+LOWEST = [_lowest(r) for r in REQUIREMENTS]
+HIGHEST = REQUIREMENTS
 SUBSET = ["tests/test_registry.py", "tests/test_numba_compat.py", "tests/test_half.py", "tests/test_launch.py",
           "tests/test_checked.py"]
 TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100", "pytest-xdist>=3.5"]
