@@ -30,7 +30,7 @@ check_numba_version()
 # Names defined by modules that import Numba (or ml_dtypes), loaded on first access.
 _LAZY = {
     "Kernel": "kernels", "KernelError": "kernels", "KernelCheckError": "kernels", "kernel": "kernels",
-    "compile_messages": "kernels", "kernel_prints": "kernels",
+    "compile_messages": "kernels", "kernel_prints": "kernels", "interpret": "kernels",
     "REGISTRY": "ops", "plan_adamw": "ops.adamw.plan", "TilePlan": "ops.tile.plan", "plan_tile": "ops.tile.plan",
     "ttrans_tmp_bytes": "ops.ttrans.plan", "TTransRuleError": "ops.ttrans.plan", "bfloat16": "dtypes",
     "assert_golden": "golden.verify", "VerifyReport": "golden.verify",

@@ -41,11 +41,12 @@ def _expected(block_dim):
     return lines
 
 
+@pytest.mark.parametrize("interpret", [False, True], ids=["compiled", "interpreted"])
 @pytest.mark.parametrize("checked", [False, True])
-def test_lines_are_whole_in_lane_order_with_the_block_prefix(capfd, checked):
+def test_lines_are_whole_in_lane_order_with_the_block_prefix(capfd, checked, interpret):
     x = np.arange(64, dtype=np.float32)
     y = np.zeros_like(x)
-    prints_its_blocks.launch(x, y, 64, block_dim=3, checked=checked)
+    prints_its_blocks.launch(x, y, 64, block_dim=3, checked=checked, interpret=interpret)
     out = capfd.readouterr().out.splitlines()
     address = x.ctypes.data
     want = [line.replace("ADDR", str(address)) for line in _expected(3)]

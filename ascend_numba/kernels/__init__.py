@@ -8,8 +8,9 @@ Kernel authors import from here::
 
 from ..host.check import KernelCheckError
 from . import primitives
+from .interpret import interpret
 from .launch import Kernel, KernelError, as_gm, compile_messages, constant, kernel
 from .primitives import *  # noqa: F403 - the primitives are the kernel author's vocabulary
 
-__all__ = ["Kernel", "KernelError", "KernelCheckError", "as_gm", "kernel", "constant", "compile_messages",
+__all__ = ["Kernel", "KernelError", "KernelCheckError", "as_gm", "kernel", "constant", "compile_messages", "interpret",
            *primitives.__all__]

@@ -15,10 +15,12 @@ fp16 goes through the CPU's own conversions (see below); bf16 is bit arithmetic.
 
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from .._numba_compat.extending import python_twin
 from .._numba_compat.jit import jit
 
 __all__ = [
@@ -42,6 +44,9 @@ def f32_as_u32(typingctx, x):
     return types.uint32(types.float32), codegen
 
 
+python_twin(f32_as_u32)(lambda x: np.float32(x).view(np.uint32))
+
+
 @intrinsic
 def u32_as_f32(typingctx, x):
     """Reinterpret the low 32 bits of an integer as a float32 (Numba widens uint32 arithmetic to 64 bits)."""
@@ -57,6 +62,9 @@ def u32_as_f32(typingctx, x):
         return builder.bitcast(value, ir.FloatType())
 
     return types.float32(x), codegen
+
+
+python_twin(u32_as_f32)(lambda x: np.uint32(int(x) & 0xFFFFFFFF).view(np.float32))
 
 
 # Every conversion below is an intrinsic: its few instructions are emitted in place, where a
@@ -203,6 +211,68 @@ f32_to_bf16 = _conversion(
 bf16_to_f32 = _conversion(
     "bf16_to_f32", "Widen bf16 bits (uint16) to float32, exactly.",
     types.float32, lambda b, h: b.bitcast(b.shl(b.zext(h, _I32), _c32(16)), ir.FloatType()), of_bits=True)
+
+
+# ---- interpret mode: the same conversions on NumPy scalars --------------------------------------
+
+def _bits32(x) -> int:
+    return int(np.float32(x).view(np.uint32))
+
+
+def _f32_of_bits(bits: int):
+    return np.uint32(bits & 0xFFFFFFFF).view(np.float32)
+
+
+def _is_nan32(bits: int) -> bool:
+    return bits & 0x7FFFFFFF > 0x7F800000
+
+
+@python_twin(f32_to_f16)
+def _f32_to_f16_py(x):
+    bits = _bits32(x)
+    if _is_nan32(bits):  # NumPy's rule: top 10 payload bits, forced non-zero
+        payload = bits >> 13 & 0x3FF
+        return np.uint16(bits >> 16 & 0x8000 | 0x7C00 | (payload or 1))
+    return np.float16(np.float32(x)).view(np.uint16)
+
+
+@python_twin(f32_to_f16_quiet)
+def _f32_to_f16_quiet_py(x):
+    bits = _bits32(x)
+    if _is_nan32(bits):  # the hardware's: top 10 payload bits, the quiet bit set
+        return np.uint16(bits >> 16 & 0x8000 | 0x7E00 | bits >> 13 & 0x3FF)
+    return np.float16(np.float32(x)).view(np.uint16)
+
+
+@python_twin(f16_to_f32)
+def _f16_to_f32_py(h):
+    h = int(h) & 0xFFFF
+    if h & 0x7FFF > 0x7C00:  # NumPy keeps the payload
+        return _f32_of_bits((h & 0x8000) << 16 | 0x7F800000 | (h & 0x7FFF) << 13)
+    return np.float32(np.uint16(h).view(np.float16))
+
+
+@python_twin(f16_to_f32_quiet)
+def _f16_to_f32_quiet_py(h):
+    h = int(h) & 0xFFFF
+    if h & 0x7FFF > 0x7C00:  # the hardware sets the quiet bit
+        return _f32_of_bits((h & 0x8000) << 16 | 0x7FC00000 | (h & 0x3FF) << 13)
+    return np.float32(np.uint16(h).view(np.float16))
+
+
+python_twin(f32_round_f16)(lambda x: _f16_to_f32_py(_f32_to_f16_py(x)))
+python_twin(f32_round_f16_quiet)(lambda x: _f16_to_f32_quiet_py(_f32_to_f16_quiet_py(x)))
+
+
+@python_twin(f32_to_bf16)
+def _f32_to_bf16_py(x):
+    bits = _bits32(x)
+    if _is_nan32(bits):
+        return np.uint16(bits >> 16 & 0x8000 | 0x7FC0)
+    return np.uint16((bits + 0x7FFF + (bits >> 16 & 1)) >> 16 & 0xFFFF)
+
+
+python_twin(bf16_to_f32)(lambda h: _f32_of_bits((int(h) & 0xFFFF) << 16))
 
 
 @jit(python=True)

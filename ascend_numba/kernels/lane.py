@@ -11,10 +11,13 @@ what the primitives compile to: :class:`Lane` (plain, full speed),
 from __future__ import annotations
 
 import collections
+import ctypes
 
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
+
+from .._numba_compat.extending import python_twin
 
 __all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR",
            "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM", "STATE_PRELOAD_PENDING",
@@ -77,6 +80,11 @@ def _voidptr(typingctx, addr):
     return types.voidptr(addr), codegen
 
 
+@python_twin(_voidptr)
+def _voidptr_py(addr):
+    return int(addr)  # interpret mode's numba.carray twin takes the integer address
+
+
 @intrinsic
 def _load_i64(typingctx, addr, index):
     """``((int64*)addr)[index]``: the lane's state row."""
@@ -85,6 +93,11 @@ def _load_i64(typingctx, addr, index):
         return builder.load(builder.gep(ptr, [args[1]]))
 
     return types.int64(addr, index), codegen
+
+
+@python_twin(_load_i64)
+def _load_i64_py(addr, index):
+    return ctypes.c_int64.from_address(int(addr) + 8 * int(index)).value
 
 
 @intrinsic
@@ -97,6 +110,11 @@ def _load_i32(typingctx, addr, index):
     return types.int64(addr, index), codegen
 
 
+@python_twin(_load_i32)
+def _load_i32_py(addr, index):
+    return ctypes.c_int32.from_address(int(addr) + 4 * int(index)).value
+
+
 @intrinsic
 def _store_i64(typingctx, addr, index, value):
     """``((int64*)addr)[index] = value``."""
@@ -107,6 +125,11 @@ def _store_i64(typingctx, addr, index, value):
         return context.get_dummy_value()
 
     return types.void(addr, index, value), codegen
+
+
+@python_twin(_store_i64)
+def _store_i64_py(addr, index, value):
+    ctypes.c_int64.from_address(int(addr) + 8 * int(index)).value = int(value)
 
 
 @intrinsic
@@ -122,6 +145,11 @@ def _address(typingctx, arr):
     return types.uint64(arr), codegen
 
 
+@python_twin(_address)
+def _address_py(arr):
+    return arr.__array_interface__["data"][0]
+
+
 @intrinsic
 def _load_word(typingctx, addr):
     """The 8 bytes at any address as a uint64 (checked mode's small-block fast paths)."""
@@ -129,6 +157,11 @@ def _load_word(typingctx, addr):
         return builder.load(builder.inttoptr(args[0], ir.IntType(64).as_pointer()), align=1)
 
     return types.uint64(addr), codegen
+
+
+@python_twin(_load_word)
+def _load_word_py(addr):
+    return ctypes.c_uint64.from_address(int(addr)).value
 
 
 @intrinsic
@@ -140,3 +173,9 @@ def _store_word(typingctx, addr, value):
         return context.get_dummy_value()
 
     return types.void(addr, value), codegen
+
+
+@python_twin(_store_word)
+def _store_word_py(addr, value):
+    ctypes.c_uint64.from_address(int(addr)).value = int(value)
+

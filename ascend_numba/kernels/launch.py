@@ -37,7 +37,7 @@ from typing import Callable
 import numba
 import numpy as np
 from numba import get_thread_id, prange, types
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
 
 from ..config import CHECK_MAP_POOL_BYTES, KERNEL_PRINT_WORDS, STREAM_BYTES, TRACE_CAPACITY
 from ..host.check import CHECK_RULE, CHECK_SLOTS, decode_violation, garbage_violation, unwritten_violation
@@ -49,12 +49,13 @@ from ..host.trace import TRACE_EVENTS, LaunchTrace, trace_row_length
 from .._numba_compat import NumbaCompatError, compat_error_in
 from .._numba_compat.call import borrowed, call_by_address, raised_exception
 from .arguments import accepts, as_gm_dtype, expected_dtypes
-from .._numba_compat.extending import TypingError, cgutils
+from .._numba_compat.extending import TypingError, cgutils, overload, python_twin
 from .._numba_compat.jit import OVERLOAD_OPTIONS, compiled_code_digest, dispatcher, function_address, jit
 from .check import (
     GRANULE, MIXED, REGION_COLS, REGION_DIRTY, REGION_TOUCHED, TOUCHED_OWNER, TOUCHED_READER, owner_marks,
     rule_table,
 )
+from .interpret import interpreting, python_function, raised, run_python
 from .lane import (
     ERR_LANE_RAISED, ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS,
     LANE_TYPES, STATE_AUTO, STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, STATE_PRINT,
@@ -251,6 +252,10 @@ def _call_body(typingctx, addr, ctx, args, tiling):
     return types.UniTuple(types.int64, 2)(addr, ctx, args, tiling), codegen
 
 
+# Interpret mode: the "address" is the interpreted body itself.
+python_twin(_call_body)(run_python)
+
+
 @jit
 def _interleaved_lane(k, per_thread, threads):
     # prange hands each host thread a contiguous run of k; mapping run position j of thread t
@@ -332,7 +337,8 @@ def _run_resident(launcher, block_dim: int, ub_rows: np.ndarray, lane_args, shad
             return (i, block_dim, ub_rows[i], *lane_args)
         return (i, block_dim, ub_rows[i], *lane_args[:4], shadow[i], *lane_args[4:])
 
-    launcher.compile(tuple(numba.typeof(a) for a in lane_call(0)))  # once, not on every thread
+    if hasattr(launcher, "compile"):  # interpret mode's launchers are Python
+        launcher.compile(tuple(numba.typeof(a) for a in lane_call(0)))  # once, not on every thread
     threads = [threading.Thread(target=launcher, args=lane_call(i), daemon=True) for i in range(block_dim)]
     for t in threads:
         t.start()
@@ -410,6 +416,8 @@ class KernelBody:
     """One specialization of a kernel body (compile-time constants, tiling layout, lane mode)
     and the address of its compiled code for each set of argument types."""
 
+    interpreted = False
+
     def __init__(self, dispatcher, mode: str, resident: bool = False, auto: bool = False, prints: bool = False):
         self.dispatcher = dispatcher
         self.mode = mode
@@ -438,6 +446,25 @@ class KernelBody:
                 raise TypeError(f"kernel {self.dispatcher.py_func.__name__} returns a value; kernels return nothing")
             found = self._addresses[key] = function_address(cres)
         return found
+
+
+class InterpretedBody(KernelBody):
+    """A kernel body in interpret mode: the lane function as Python (see :mod:`.interpret`);
+    its "address" is that function, which the interpreted launchers call."""
+
+    interpreted = True
+
+    def __init__(self, function, mode: str, resident: bool = False, auto: bool = False, prints: bool = False):
+        super().__init__(None, mode, resident, auto, prints)
+        self.function = function
+
+    def address(self, gm_args: tuple, tiling: np.ndarray | None):
+        return self.function
+
+
+def _launcher(body: KernelBody, compiled):
+    """A launcher for ``body``: ``compiled`` itself, or its Python in interpret mode."""
+    return python_function(compiled.py_func) if body.interpreted else compiled
 
 
 class Kernel:
@@ -493,18 +520,24 @@ class Kernel:
             raise TypeError(f"{self!r} is bound to {self.key_schema.key_cls.__name__}; pass a key dict")
         return dict(self.key_schema.validate_concrete(key))
 
-    def body(self, constants: dict, tiling_dtype: np.dtype | None, mode: str = "plain") -> KernelBody:
+    def body(self, constants: dict, tiling_dtype: np.dtype | None, mode: str = "plain",
+             interpret: bool = False) -> KernelBody:
         """The body for one set of compile-time constants, tiling layout and lane mode
         (``plain``, ``traced``: lanes record a trace, ``checked``: primitives verify every
-        access and record a trace); compiled on first launch, cached on disk."""
+        access and record a trace); compiled on first launch, cached on disk -- or, with
+        ``interpret``, the lane function run as Python (nothing compiles)."""
         prints = self._prints and prints_enabled()
-        cache_key = (tuple(constants.items()), tiling_dtype, mode, prints)
+        cache_key = (tuple(constants.items()), tiling_dtype, mode, prints, interpret)
         found = self._bodies.get(cache_key)
         if found is None:
             unbound = sorted(self._constants - constants.keys())
             if unbound:
                 raise TypeError(f"{self!r} reads the compile-time constants {', '.join(unbound)}: bind them with "
                                 "the launch's key or datatype={...}")
+            if interpret:
+                found = self._bodies[cache_key] = InterpretedBody(python_function(self.py_func, constants), mode,
+                                                                  self.resident, self.mode == "auto", prints)
+                return found
             layout = None if tiling_dtype is None else (tiling_dtype.descr, tiling_dtype.itemsize)
             tag = f"{self._digest}|{cache_key[0]!r}|{layout!r}|{mode}" + ("|prints" if prints else "")
             name = self.py_func.__name__.removesuffix("_kernel")
@@ -517,7 +550,8 @@ class Kernel:
         return found
 
     def launch(self, *args, block_dim: int, key: dict | None = None, datatype: dict | None = None,
-               platform: "str | Platform" = "A2", trace: bool = False, checked: bool = False):
+               platform: "str | Platform" = "A2", trace: bool = False, checked: bool = False,
+               interpret: bool | None = None):
         """Run the kernel on ``block_dim`` lanes.  A trailing TilingData instance is the tiling.
 
         Arrays become flat GM tensors (C-contiguous required); scalars pass as
@@ -532,6 +566,10 @@ class Kernel:
         and raises :class:`~ascend_numba.host.check.KernelCheckError` (naming the
         lane, primitive, rule and offsets) at the first violation, leaving the
         array arguments as they were.
+
+        ``interpret=True`` runs the body and every primitive as plain Python (see
+        :func:`~ascend_numba.interpret`; None: as ``an.interpret()`` or
+        ``ASCEND_NUMBA_INTERPRET`` say), lanes one after another in lane order.
         """
         plat = get_platform(platform)
         block_dim = check_block_dim(block_dim)
@@ -549,7 +587,8 @@ class Kernel:
         self._check_arg_dtypes(args)
         gm_args = tuple(self._gm_arg(a, i) for i, a in enumerate(args))
         return self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, block_dim, plat,
-                                    {**key_consts, **(datatype or {})}, trace=trace, checked=checked)
+                                    {**key_consts, **(datatype or {})}, trace=trace, checked=checked,
+                                    interpret=interpret)
 
     def prepare(self, tiling_bytes: np.ndarray | None, tiling_dtype: np.dtype | None, block_dim: int,
                 platform: Platform, constants: dict | None = None, gm_bytes: int = 0) -> "PreparedLaunch":
@@ -561,13 +600,15 @@ class Kernel:
     def launch_prepared(self, gm_args: tuple, tiling_bytes: np.ndarray | None, tiling_dtype: np.dtype | None,
                         block_dim: int, platform: Platform, constants: dict | None = None, *,
                         trace: bool = False, checked: bool = False, trace_info: dict | None = None,
-                        scratch: tuple = ()):
+                        scratch: tuple = (), interpret: bool | None = None):
         """Launch with arguments an op has already validated: flat GM arrays, serialized tiling,
         compile-time constants (key fields and datatype).  Returns the lanes' state rows, or a
         LaunchTrace (with ``trace_info`` in it) when ``trace=True``.  ``scratch``: names of
-        fresh outputs a checked launch need not protect (see :func:`run_launch`)."""
+        fresh outputs a checked launch need not protect (see :func:`run_launch`); ``interpret``:
+        see :meth:`launch`."""
         mode = "checked" if checked else "traced" if trace else "plain"
-        return run_launch(self.body(constants or {}, tiling_dtype, mode), block_dim, platform, gm_args,
+        body = self.body(constants or {}, tiling_dtype, mode, interpreting(interpret))
+        return run_launch(body, block_dim, platform, gm_args,
                           _tiling_view(tiling_bytes, tiling_dtype),
                           trace_name=self.py_func.__name__ if trace else None, trace_info=trace_info,
                           arg_names=self.arg_names, scratch=scratch, outputs=self.outputs)
@@ -621,7 +662,7 @@ class PreparedLaunch:
     def __call__(self, gm_args: tuple) -> np.ndarray:
         """Run the lanes on ``gm_args`` (flat GM tensors and scalars); returns the state rows, or
         raises KernelError for the first failing lane."""
-        if self.body.resident or self.body.prints:
+        if self.body.resident or self.body.prints or self.body.interpreted:
             return run_launch(self.body, self.block_dim, self.platform, gm_args, self.tiling)
         state = _lane_state(self.block_dim, self.gm_bytes)
         _launch_lanes(self.block_dim, _UB_POOL.get(self.platform.ub_size), self.platform.block_bytes, state, None,
@@ -647,6 +688,8 @@ def run_launch(body: KernelBody, block_dim: int, platform: Platform, gm_args: tu
     the caller drops on failure); it also raises (gm-output-unwritten) when a byte of an argument
     named in ``outputs`` was written by no lane."""
     checked = body.mode == "checked"
+    if body.interpreted and tiling is not None:
+        tiling = tiling.view(np.recarray)  # Python reads the record's fields as attributes
     address = body.address(gm_args, tiling)
     state = _lane_state(block_dim, sum(a.nbytes for a in gm_args if isinstance(a, np.ndarray)))
     prints = None
@@ -680,19 +723,22 @@ def _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, check
         state[:, STATE_AUTO] = body.auto
         regions, kept, names, maps = _gm_regions(gm_args, arg_names, platform.block_bytes, block_dim, scratch,
                                                  outputs)
+        # Interpret mode calls the rules as Python: no table of compiled ones.
+        rules = np.zeros(0, np.uint64) if body.interpreted else rule_table()
         try:
             # The UB shadow: the written-since-Init epochs, the garbage marks, the loads not yet read
             # (AUTO kernels; see kernels.check), and slack for word-sized accesses.
             if body.resident:
                 shadow = np.zeros((block_dim, 3 * platform.ub_size + 64), np.uint8)
-                _run_resident(_run_resident_lane_checked, block_dim, ub_rows,
-                              (platform.block_bytes, state, trace, check, (regions, rule_table()), gm_args, tiling,
+                _run_resident(_launcher(body, _run_resident_lane_checked), block_dim, ub_rows,
+                              (platform.block_bytes, state, trace, check, (regions, rules), gm_args, tiling,
                                address, barrier), shadow)
             else:
                 shadow, first_epoch = _CHECK_MAPS.shadow(3 * platform.ub_size + 64)
                 _CHECK_MAPS.epoch = 0  # until the launch says how many lanes ran: the next one clears
-                ran = _launch_lanes_checked(block_dim, ub_pool, platform.block_bytes, state, trace, check, shadow,
-                                            first_epoch, (regions, rule_table()), gm_args, tiling, address)
+                ran = _launcher(body, _launch_lanes_checked)(block_dim, ub_pool, platform.block_bytes, state, trace,
+                                                             check, shadow, first_epoch, (regions, rules), gm_args,
+                                                             tiling, address)
                 _CHECK_MAPS.epoch = (first_epoch + ran) % 255
             failed = np.flatnonzero(check[:, CHECK_RULE])
             broken = failed.size or state[:, STATE_ERROR].any()
@@ -706,10 +752,11 @@ def _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, check
         if left is not None:
             raise left
     elif body.resident:
-        _run_resident(_run_resident_lane, block_dim, ub_rows,
+        _run_resident(_launcher(body, _run_resident_lane), block_dim, ub_rows,
                       (platform.block_bytes, state, trace, gm_args, tiling, address, barrier))
     else:
-        _launch_lanes(block_dim, ub_pool, platform.block_bytes, state, trace, gm_args, tiling, address)
+        _launcher(body, _launch_lanes)(block_dim, ub_pool, platform.block_bytes, state, trace, gm_args, tiling,
+                                       address)
     _raise_lane_error(state, platform)
     if trace_name:
         return LaunchTrace(trace_name, platform, trace, state, dict(trace_info or {}))
@@ -743,7 +790,8 @@ def _raise_lane_error(state: np.ndarray, platform: Platform):
                           "ended without reaching it (on the device the launch hangs); every lane must call "
                           "SyncAll the same number of times")
     if state[lane, STATE_ERROR] == ERR_LANE_RAISED:
-        exc = raised_exception(int(state[lane, STATE_EXCEPTION]))
+        key = int(state[lane, STATE_EXCEPTION])
+        exc = raised(key) if key < 0 else raised_exception(key)
         if exc is None:
             raise KernelError(f"lane {lane}: the kernel raised an exception (status {state[lane, STATE_ERROR_DETAIL]})")
         message = str(exc)

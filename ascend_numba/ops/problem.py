@@ -15,6 +15,7 @@ import numpy as np
 from ..config import PROBLEM_CACHE_SIZE
 from ..host.platform import Platform
 from ..host.tiling import numpy_dtype, to_array
+from ..kernels.interpret import interpreting
 from ..kernels.launch import Kernel, PreparedLaunch
 
 __all__ = ["Problem", "problem_cache"]
@@ -39,17 +40,20 @@ class Problem:
         self._prepared: PreparedLaunch | None = None
 
     def run(self, gm_args: tuple, *, trace: bool = False, checked: bool = False, fresh: tuple = (),
-            trace_info: dict | None = None):
+            trace_info: dict | None = None, interpret: bool | None = None):
         """Launch on ``gm_args`` (flat GM tensors and scalars, see :func:`~ascend_numba.kernels.as_gm`).
 
         Plain: returns the lanes' state rows.  ``trace=True``: the LaunchTrace (with ``trace_info``).
         ``checked=True``: raises KernelCheckError on a violation after restoring every argument
         except the fresh outputs named in ``fresh`` (the caller drops those).
+        ``interpret``: run as plain Python (see :func:`~ascend_numba.interpret`; None: as the
+        ``an.interpret()`` block or ``ASCEND_NUMBA_INTERPRET`` say).
         """
-        if trace or checked:
+        interpret = interpreting(interpret)
+        if trace or checked or interpret:
             return self.kernel.launch_prepared(gm_args, self.tiling_bytes, self.tiling_dtype, self.block_dim,
                                                self.platform, self.constants, trace=trace, checked=checked,
-                                               trace_info=trace_info, scratch=fresh)
+                                               trace_info=trace_info, scratch=fresh, interpret=interpret)
         prepared = self._prepared
         if prepared is None:
             # Built on first use: a traced or checked caller must not compile the plain body.  The

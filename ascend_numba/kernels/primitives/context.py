@@ -9,12 +9,12 @@ at hand (``GetBlockIdx``, ``GetBlockNum``).  The recording hooks (:func:`trace_w
 from __future__ import annotations
 
 from numba import types
-from numba.extending import overload
 
 # The trace row layout and event codes live with their host-side reader.
 from ...host.trace import (
     DIR_IN, DIR_LOCAL, DIR_OUT, TRACE_BYTES_IN, TRACE_CALLS_IN, TRACE_EVENT_COUNT, TRACE_EVENTS, TRACE_WORK,
 )
+from ..._numba_compat.extending import overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..lane import (
     STATE_ERROR, STATE_ERROR_DETAIL, CheckedLane, TracedLane, _address, _load_i64, _store_i64,

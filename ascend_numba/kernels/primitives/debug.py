@@ -26,11 +26,12 @@ import sys
 
 import numpy as np
 from numba import literal_unroll, types
-from numba.extending import overload
 
 from ...config import KERNEL_PRINT_WORDS
+from ..._numba_compat.extending import overload, python_twin
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..lane import STATE_PRINT, _address, _load_i64, _store_i64
+from ..interpret import python_function
+from ..lane import STATE_PRINT, _address, _load_i64, _load_i64_py, _store_i64, _store_i64_py
 from .context import in_ub
 
 __all__ = ["kprint", "dump_tensor", "kernel_prints", "prints_enabled", "format_prints", "flush_prints",
@@ -121,6 +122,30 @@ def _ov_kprint(ctx, fmt, *args):
             _store_i64(row, k, _arg_bits(a))
             k += 1
     return impl
+
+
+@python_twin(kprint)
+def _kprint_py(ctx, fmt, *args):
+    # Interpret mode: the same record as the compiled kprint, the setting read at the call.
+    if not _enabled:
+        return
+    if not isinstance(fmt, str):
+        raise TypeError("kprint: the format must be a string literal")
+    floats = 0
+    for i, a in enumerate(args):
+        if isinstance(a, (float, np.floating)):
+            floats |= 1 << i
+        elif not isinstance(a, (int, np.integer, bool, np.bool_)):
+            raise TypeError(f"kprint: argument {i} is {type(a).__name__}; it prints integers and floats")
+    text = _words(fmt)
+    words = [_KIND_PRINTF, text.size, len(args), floats, *(int(w) for w in text),
+             *(int(np.float64(a).view(np.int64)) if floats >> i & 1 else int(a) for i, a in enumerate(args))]
+    at = python_function(_reserve.py_func)(ctx, len(words))
+    if at < 0:
+        return
+    row = _load_i64_py(ctx.state_addr, STATE_PRINT)
+    for k, w in enumerate(words):
+        _store_i64_py(row, at + k, w)
 
 
 def _arg_bits(value):

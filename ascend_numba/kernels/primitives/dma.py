@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 from numba import carray, types
-from numba.extending import overload
 
 from ...config import SMALL_COPY, STREAM_MIN_ROW_BYTES
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE, RULE
 from ...host.trace import DIR_LOCAL, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER
-from ..._numba_compat.extending import TypingError
+from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..check import (
     BLOCK_COUNT, BLOCK_LEN, COUNT, DST_STRIDE, SRC_STRIDE, auto_read, carries_garbage, carry_garbage, checked_rule,

@@ -50,12 +50,15 @@ import numpy as np
 from numba import types
 
 from ...config import FUSION_BLOCK, FUSION_INTERLEAVE_F16
-from ..._numba_compat.extending import AbstractTemplate, Flags, as_dtype, infer_global, lower_builtin, signature
+from ..._numba_compat.extending import (
+    AbstractTemplate, Flags, as_dtype, infer_global, lower_builtin, python_twin, signature,
+)
 from ..._numba_compat.jit import JIT_OPTIONS, compile_linked_subroutine, jit
 from ..half import (
     bf16_to_f32, f16_to_f32, f16_to_f32_quiet, f32_round_f16, f32_round_f16_quiet, f32_to_bf16, f32_to_f16,
     f32_to_f16_quiet,
 )
+from ..interpret import python_function
 from ..lane import Lane, _address
 from . import vector
 from .preload import advance_preload
@@ -685,6 +688,16 @@ def _make_stub(program: _Program, func):
         return impls[key]
 
     _register_call(stub, implementation)
+
+    @python_twin(stub)
+    def op_by_op(ctx, count, fuse, *args):
+        # Interpret mode: the op-by-op Compute, the primitives' calls (the tests on flags at run time).
+        if "python" not in impls:
+            scope = _scope({})
+            exec(_source(program, program.body, False), scope)
+            impls["python"] = python_function(scope["_op_by_op"])
+        impls["python"](ctx, count, *args)
+
     return stub
 
 

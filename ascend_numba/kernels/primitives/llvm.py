@@ -7,14 +7,23 @@ in :mod:`.dma` clamp every range before calling them.
 
 from __future__ import annotations
 
+import ctypes
+import threading
+import time
+
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ..._numba_compat.extending import cgutils
+from ..._numba_compat.extending import cgutils, python_twin
 
 __all__ = ["memmove_bytes", "copy_short", "copy_fixed", "stream_word", "store_fence", "prefetch_line", "atomic_add_i64",
            "atomic_load_i64", "atomic_store_i64", "atomic_swap_i64", "yield_thread"]
+
+
+def _at(array, byte) -> int:
+    """Interpret mode: the address of ``array``'s byte ``byte``."""
+    return array.__array_interface__["data"][0] + int(byte)
 
 
 def _byte_pointers(context, builder, signature, args):
@@ -42,6 +51,12 @@ def memmove_bytes(typingctx, dst, dst_byte, src, src_byte, nbytes):
     return sig, codegen
 
 
+@python_twin(memmove_bytes)
+def _memmove_bytes_py(dst, dst_byte, src, src_byte, nbytes):
+    if nbytes > 0:
+        ctypes.memmove(_at(dst, dst_byte), _at(src, src_byte), int(nbytes))
+
+
 @intrinsic
 def copy_short(typingctx, dst, dst_byte, src, src_byte, nbytes):
     """A forward byte loop for short copies, where a libc call costs more than the bytes."""
@@ -59,6 +74,19 @@ def copy_short(typingctx, dst, dst_byte, src, src_byte, nbytes):
     return sig, codegen
 
 
+@python_twin(copy_short)
+def _copy_short_py(dst, dst_byte, src, src_byte, nbytes):
+    # A forward loop: a destination starting inside the source repeats bytes, as the compiled
+    # loop does; any other pair is a plain move.
+    d, s, n = _at(dst, dst_byte), _at(src, src_byte), int(nbytes)
+    if d <= s or d >= s + n:
+        if n > 0:
+            ctypes.memmove(d, s, n)
+        return
+    for k in range(n):
+        ctypes.c_uint8.from_address(d + k).value = ctypes.c_uint8.from_address(s + k).value
+
+
 @intrinsic
 def copy_fixed(typingctx, dst, dst_byte, src, src_byte, width):
     """Copy a compile-time constant number of bytes: one unaligned load and store."""
@@ -74,6 +102,11 @@ def copy_fixed(typingctx, dst, dst_byte, src, src_byte, width):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@python_twin(copy_fixed)
+def _copy_fixed_py(dst, dst_byte, src, src_byte, width):
+    ctypes.memmove(_at(dst, dst_byte), _at(src, src_byte), int(width))
 
 
 @intrinsic
@@ -95,6 +128,11 @@ def stream_word(typingctx, dst, dst_byte, src, src_byte):
     return sig, codegen
 
 
+@python_twin(stream_word)
+def _stream_word_py(dst, dst_byte, src, src_byte):
+    ctypes.memmove(_at(dst, dst_byte), _at(src, src_byte), 32)
+
+
 @intrinsic
 def store_fence(typingctx):
     """A full fence: the lane's non-temporal stores are globally visible before anything after it."""
@@ -103,6 +141,9 @@ def store_fence(typingctx):
         return context.get_dummy_value()
 
     return types.void(), codegen
+
+
+python_twin(store_fence)(lambda: None)
 
 
 @intrinsic
@@ -124,7 +165,17 @@ def prefetch_line(typingctx, addr):
     return types.void(addr), codegen
 
 
+python_twin(prefetch_line)(lambda addr: None)
+
+
 # ---- atomics for SyncAll's barrier (int64 slots of a shared array, by address) -------------------
+
+_ATOMIC = threading.Lock()  # interpret mode: lanes on threads take it for each atomic
+
+
+def _slot_py(addr, index):
+    return ctypes.c_int64.from_address(int(addr) + 8 * int(index))
+
 
 def _slot(builder, addr, index):
     return builder.gep(builder.inttoptr(addr, ir.IntType(64).as_pointer()), [index])
@@ -140,6 +191,15 @@ def atomic_add_i64(typingctx, addr, index, value):
     return types.int64(addr, index, value), codegen
 
 
+@python_twin(atomic_add_i64)
+def _atomic_add_i64_py(addr, index, value):
+    with _ATOMIC:
+        slot = _slot_py(addr, index)
+        old = slot.value
+        slot.value = old + int(value)
+    return old
+
+
 @intrinsic
 def atomic_load_i64(typingctx, addr, index):
     """``((int64*)addr)[index]``, sequentially consistent with the other lanes' atomics."""
@@ -147,6 +207,12 @@ def atomic_load_i64(typingctx, addr, index):
         return builder.load_atomic(_slot(builder, args[0], args[1]), "seq_cst", 8)
 
     return types.int64(addr, index), codegen
+
+
+@python_twin(atomic_load_i64)
+def _atomic_load_i64_py(addr, index):
+    with _ATOMIC:
+        return _slot_py(addr, index).value
 
 
 @intrinsic
@@ -160,6 +226,12 @@ def atomic_store_i64(typingctx, addr, index, value):
     return types.void(addr, index, value), codegen
 
 
+@python_twin(atomic_store_i64)
+def _atomic_store_i64_py(addr, index, value):
+    with _ATOMIC:
+        _slot_py(addr, index).value = int(value)
+
+
 @intrinsic
 def atomic_swap_i64(typingctx, addr, index, value):
     """Store ``value`` in ``((int64*)addr)[index]`` atomically; returns the old value (a spin lock's take)."""
@@ -168,6 +240,15 @@ def atomic_swap_i64(typingctx, addr, index, value):
         return builder.atomic_rmw("xchg", _slot(builder, args[0], args[1]), value, "seq_cst")
 
     return types.int64(addr, index, value), codegen
+
+
+@python_twin(atomic_swap_i64)
+def _atomic_swap_i64_py(addr, index, value):
+    with _ATOMIC:
+        slot = _slot_py(addr, index)
+        old = slot.value
+        slot.value = int(value)
+    return old
 
 
 @intrinsic
@@ -180,3 +261,6 @@ def yield_thread(typingctx):
         return context.get_dummy_value()
 
     return types.void(), codegen
+
+
+python_twin(yield_thread)(lambda: time.sleep(0))

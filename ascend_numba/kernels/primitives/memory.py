@@ -6,10 +6,9 @@ Checked-mode rule beside the primitive: an allocation past ``ub_size`` is ``ub-o
 from __future__ import annotations
 
 from numba import carray
-from numba.extending import overload
 
 from ...host.check import OPERAND_DST, PRIMITIVE, RULE
-from ..._numba_compat.extending import as_dtype
+from ..._numba_compat.extending import as_dtype, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..check import checked_rule, violation
 from ..lane import ERR_UB_CAPACITY, STATE_AUTO, STATE_MOVED, STATE_UB_TOP, _load_i64, _store_i64, _voidptr

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
-from numba.extending import overload
 
+from ..._numba_compat.extending import overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..check import end_phase
 from ..lane import ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, STATE_BARRIER, CheckedLane, _load_i64

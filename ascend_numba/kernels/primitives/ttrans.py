@@ -14,6 +14,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_TMP, PRIMITIVE
+from ..._numba_compat.extending import python_twin
 from ..._numba_compat.jit import jit
 from ..check import (
     COLS, ROWS, checked_rule, count_ok, enter, first_garbage, is_local_operand, mark_epoch, mark_written, set_garbage,
@@ -144,6 +145,14 @@ def _transpose_square(typingctx, dst, dst_off, dst_stride, src, src_off, src_str
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@python_twin(_transpose_square)
+def _transpose_square_py(dst, dst_off, dst_stride, src, src_off, src_stride):
+    side = 32 // src.itemsize
+    k = np.arange(side)
+    block = src[src_off + k[:, None] * src_stride + k[None, :]]
+    dst[dst_off + k[:, None] * dst_stride + k[None, :]] = block.T
 
 
 @jit(always_inline=True)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
 
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
+from ..._numba_compat.extending import overload, python_twin
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..check import (
     ELEMENTS, checked_rule, count_ok, enter, is_local_operand, mark_written, propagate_garbage, ub_aligned, ub_range_ok,
@@ -220,11 +221,11 @@ def _mul(x, y):
 # there the select cost a fused ApplyAdamW 16M fp32 ~2 ms and both paths agree as compiled (the
 # NaN of such a pair is the CPU's).
 
-def _element(name: str, accepted: tuple, emit):
+def _element(name: str, accepted: tuple, emit, twin):
     """An intrinsic ``name(x, y)`` of two numbers of the ``accepted`` kinds, in their common type:
-    ``emit(builder, common, x, y)``.  The element ops are intrinsics so a fused program emits them
-    in place (see half._conversion); the primitives' loops take them as functions, through the jit
-    wrappers."""
+    ``emit(builder, common, x, y)``; ``twin(x, y)``: the same on NumPy scalars (interpret mode).
+    The element ops are intrinsics so a fused program emits them in place (see half._conversion);
+    the primitives' loops take them as functions, through the jit wrappers."""
     def typer(typingctx, x, y):
         if not (isinstance(x, accepted) and isinstance(y, accepted)):
             return None
@@ -237,15 +238,26 @@ def _element(name: str, accepted: tuple, emit):
         return common(x, y), codegen
 
     typer.__name__ = typer.__qualname__ = name
-    return intrinsic(typer)
+    element = intrinsic(typer)
+    python_twin(element)(lambda x, y: twin(*_common(x, y)))
+    return element
+
+
+def _common(x, y):
+    """Interpret mode: two NumPy scalars in their common type (the intrinsics' unify_types)."""
+    common = np.result_type(*(np.int64 if isinstance(v, int) else np.float64 if isinstance(v, float) else v.dtype
+                              for v in (x, y)))
+    return common.type(x), common.type(y)
 
 
 # x + y, or x + x (x quieted) when x is a NaN.
 add_nan_first = _element("add_nan_first", (types.Float,),
-                         lambda b, _, x, y: b.select(_is_nan(b, x), b.fadd(x, x), b.fadd(x, y)))
+                         lambda b, _, x, y: b.select(_is_nan(b, x), b.fadd(x, x), b.fadd(x, y)),
+                         lambda x, y: x + x if x != x else x + y)
 # x * y, or x + x when x is a NaN.
 mul_nan_first = _element("mul_nan_first", (types.Float,),
-                         lambda b, _, x, y: b.select(_is_nan(b, x), b.fadd(x, x), b.fmul(x, y)))
+                         lambda b, _, x, y: b.select(_is_nan(b, x), b.fadd(x, x), b.fmul(x, y)),
+                         lambda x, y: x + x if x != x else x * y)
 
 
 @jit(always_inline=True)
@@ -296,7 +308,8 @@ def _max_codegen(builder, common, a, b):
 
 
 # x if (x >= y or x != x) else y: NaN-propagating, like numpy.maximum.
-max_element = _element("max_element", (types.Float, types.Integer), _max_codegen)
+max_element = _element("max_element", (types.Float, types.Integer), _max_codegen,
+                       lambda x, y: x if x >= y or x != x else y)
 
 
 @jit(always_inline=True)

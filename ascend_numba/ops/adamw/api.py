@@ -136,7 +136,7 @@ def check_adamw_aliasing(tensors: dict) -> None:
 def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon, grad,
                 max_grad_norm=None, *, amsgrad: bool = False, maximize: bool = False, variant: str = "seed",
                 inplace: bool = True, fused: bool = True, block_dim: int | None = None, platform="A2",
-                trace: bool = False, checked: bool = False):
+                trace: bool = False, checked: bool = False, interpret: bool | None = None):
     """One ApplyAdamW step; returns ``(var, m, v)``.
 
     ``beta1_power``/``beta2_power`` are beta**(t-1): the op multiplies by beta
@@ -149,7 +149,8 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     verifies every primitive (KernelCheckError on a violation, every array unchanged).
     ``fused=False`` runs the Compute op by op over whole tiles instead of with tile fusion (one
     pass over each tile, see ``kernels.vector_program``): the same bits, slower; traced and
-    checked runs are op by op.
+    checked runs are op by op, as are interpreted ones (``interpret=True``: the kernel as plain
+    Python, see :func:`~ascend_numba.interpret`).
 
     Scalars given as Python numbers are first converted to var's dtype, as the device's adapter
     copies them into tensors of that dtype, with every variant (``"a2"`` computes in fp32 from
@@ -181,7 +182,8 @@ def apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, be
     mgn = as_gm(np.ascontiguousarray(max_grad_norm), "max_grad_norm") if amsgrad else inputs[0][:1]
     gm_args = (*inputs, mgn, as_gm(scalar_array, "scalars"),
                *(as_gm(o, n) for o, n in zip(outs, ("var", "m", "v"))))
-    result = problem.run(gm_args, trace=trace, checked=checked, fresh=() if inplace else ("var_out", "m_out", "v_out"))
+    result = problem.run(gm_args, trace=trace, checked=checked, fresh=() if inplace else ("var_out", "m_out", "v_out"),
+                         interpret=interpret)
     if trace:
         result.info.update(dtype=device_dtype_name(dtype), variant=variant, amsgrad=bool(amsgrad),
                            maximize=bool(maximize), tile=problem.tiling.tileDataNum)

@@ -14,10 +14,10 @@ __all__ = ["staged_copy"]
 
 
 def staged_copy(x, *, out=None, block_dim: int | None = None, platform="A2", trace: bool = False,
-                checked: bool = False):
+                checked: bool = False, interpret: bool | None = None):
     """Return a copy of ``x`` moved GM -> UB -> GM by ``block_dim`` lanes (default: vector core
     count).  ``trace=True`` returns ``(result, LaunchTrace)``; ``checked=True`` verifies every
-    primitive."""
+    primitive; ``interpret=True`` runs the kernel as plain Python (see :func:`~ascend_numba.interpret`)."""
     plat = get_platform(platform)
     arr = np.ascontiguousarray(as_input(x))
     block_dim = check_block_dim(block_dim, plat.aiv_num)
@@ -28,7 +28,7 @@ def staged_copy(x, *, out=None, block_dim: int | None = None, platform="A2", tra
         src = source_for(arr, out, fresh)
         result = _problem(arr.nbytes, block_dim, plat).run(
             (src.view(np.uint8).reshape(-1), out.view(np.uint8).reshape(-1)), trace=trace, checked=checked,
-            fresh=("dst",) if fresh else ())
+            fresh=("dst",) if fresh else (), interpret=interpret)
     return (out, result) if trace else out
 
 

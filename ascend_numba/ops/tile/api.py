@@ -6,6 +6,7 @@ import numpy as np
 
 from ...config import PROBLEM_CACHE_SIZE
 from ...host.platform import get_platform
+from ...kernels.interpret import interpreting
 from .._args import as_input, check_block_dim, check_out, source_for
 from ..problem import Problem, problem_cache
 from .kernel import tile_kernel
@@ -15,7 +16,7 @@ __all__ = ["tile", "repeat"]
 
 
 def tile(x, reps, *, out=None, block_dim: int | None = None, platform="A2", path: str | None = None,
-         trace: bool = False, checked: bool = False):
+         trace: bool = False, checked: bool = False, interpret: bool | None = None):
     """``numpy.tile(x, reps)`` computed by the Ascend C Tile kernel's paths on simulated cores.
 
     ``block_dim`` defaults to the platform's AI core count; ``path`` forces one
@@ -24,18 +25,20 @@ def tile(x, reps, *, out=None, block_dim: int | None = None, platform="A2", path
     ``trace=True`` returns ``(result, LaunchTrace)``: per-lane rows processed,
     copies and bytes in each direction, UB use, the path.  ``checked=True`` verifies every
     primitive the kernel runs (KernelCheckError on a violation; ``out`` is then untouched).
+    ``interpret=True`` runs the kernel and its primitives as plain Python, for a debugger (see
+    :func:`~ascend_numba.interpret`).
     """
     arr = as_input(x)
     return _run(arr, _call_for("tile", normalize_tile_reps, arr, reps, block_dim, platform, path), out, trace,
-                checked)
+                checked, interpret)
 
 
 def repeat(x, repeats, *, out=None, block_dim: int | None = None, platform="A2",
-           path: str | None = None, trace: bool = False, checked: bool = False):
+           path: str | None = None, trace: bool = False, checked: bool = False, interpret: bool | None = None):
     """``torch.Tensor.repeat(*repeats)``: ``len(repeats) >= x.ndim``, x left-padded with 1-dims."""
     arr = as_input(x)
     return _run(arr, _call_for("repeat", normalize_repeat_reps, arr, repeats, block_dim, platform, path), out,
-                trace, checked)
+                trace, checked, interpret)
 
 
 class _TileCall:
@@ -101,12 +104,13 @@ def _seen_key(op: str, arr: np.ndarray, reps, block_dim, platform, path):
     return op, arr.shape, arr.itemsize, reps, block_dim, platform, path
 
 
-def _run(arr: np.ndarray, call: _TileCall, out, trace: bool, checked: bool):
+def _run(arr: np.ndarray, call: _TileCall, out, trace: bool, checked: bool, interpret: bool | None):
+    interpret = interpreting(interpret)
     if checked and out is not None:
         # Problems past 8 merged dims take several launches: let the caller's out see only a
         # result every launch of which passed.
         check_out(out, call.shape, arr.dtype)
-        result = _run(arr, call, None, trace, checked)
+        result = _run(arr, call, None, trace, checked, interpret)
         np.copyto(out, result[0] if trace else result)
         return (out, result[1]) if trace else out
     fresh = out is None
@@ -114,18 +118,18 @@ def _run(arr: np.ndarray, call: _TileCall, out, trace: bool, checked: bool):
     if out.size == 0:
         return (out, None) if trace else out
     src = source_for(arr, out, fresh)
-    if call.problem is not None and not (trace or checked):
+    if call.problem is not None and not (trace or checked or interpret):
         call.problem.run((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)))
         return out
     traces = _tile_into(src.reshape(call.padded), call.multiples, out, call.block_dim, call.platform, call.path,
-                        trace, checked, fresh)
+                        trace, checked, fresh, interpret)
     if trace:
         return out, traces[0] if len(traces) == 1 else traces
     return out
 
 
 def _tile_into(src: np.ndarray, multiples: tuple, out: np.ndarray, block_dim: int, plat, path,
-               trace: bool, checked: bool, fresh: bool) -> list:
+               trace: bool, checked: bool, fresh: bool, interpret: bool) -> list:
     """Launch the kernel (more than once for problems past 8 merged dims); returns the traces."""
     try:
         plan, problem = _planned(src.shape, multiples, src.itemsize, block_dim, plat, path)
@@ -134,10 +138,10 @@ def _tile_into(src: np.ndarray, multiples: tuple, out: np.ndarray, block_dim: in
         traces = []
         for i in range(out.shape[0]):
             traces += _tile_into(src[i % src.shape[0]], multiples[1:], out[i], block_dim, plat, path, trace,
-                                 checked, fresh)
+                                 checked, fresh, interpret)
         return traces
     info = {"path": plan.path, "split_by_mult": plan.split_by_mult, "merged_shape": plan.merged_shape,
             "merged_multiples": plan.merged_multiples} if trace else None
     result = problem.run((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)), trace=trace,
-                                checked=checked, fresh=("y",) if fresh else (), trace_info=info)
+                                checked=checked, fresh=("y",) if fresh else (), trace_info=info, interpret=interpret)
     return [result] if trace else []

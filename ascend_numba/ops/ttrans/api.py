@@ -22,11 +22,12 @@ __all__ = ["transpose2d", "convert_format", "ttrans_tmp_bytes", "TTransRuleError
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def _run(problem: Problem, x: np.ndarray, out: np.ndarray, trace: bool, checked: bool, fresh: bool = True):
+def _run(problem: Problem, x: np.ndarray, out: np.ndarray, trace: bool, checked: bool, interpret: bool | None,
+         fresh: bool = True):
     """Run on unsigned views of the element width; returns a LaunchTrace when tracing."""
     uint = _UINT[x.itemsize]
     result = problem.run((x.reshape(-1).view(uint), out.reshape(-1).view(uint)), trace=trace, checked=checked,
-                         fresh=("y",) if fresh else ())
+                         fresh=("y",) if fresh else (), interpret=interpret)
     if trace:
         result.info.update(vector_tiles=int(result.state[:, STATE_TTRANS_VECTOR].sum()),
                            scalar_tiles=int(result.state[:, STATE_TTRANS_SCALAR].sum()))
@@ -34,11 +35,12 @@ def _run(problem: Problem, x: np.ndarray, out: np.ndarray, trace: bool, checked:
 
 
 def transpose2d(x, *, out=None, block_dim: int | None = None, platform="A2", trace: bool = False,
-                checked: bool = False):
+                checked: bool = False, interpret: bool | None = None):
     """``x.T`` as a C-contiguous array (``out`` when given), transposed tile by tile in UB by
     ``block_dim`` lanes (default: the platform's vector core count).  ``trace=True`` returns
     ``(result, LaunchTrace)``; its info counts the tiles each TTRANS path (vector, scalar) took.
-    ``checked=True`` verifies every primitive (KernelCheckError on a violation)."""
+    ``checked=True`` verifies every primitive (KernelCheckError on a violation); ``interpret=True``
+    runs the kernel as plain Python (see :func:`~ascend_numba.interpret`)."""
     arr = as_input(x)
     if arr.ndim != 2:
         raise ValueError(f"transpose2d takes a 2-D array, got {arr.ndim}-D")
@@ -52,7 +54,7 @@ def transpose2d(x, *, out=None, block_dim: int | None = None, platform="A2", tra
     result = None
     if arr.size:
         result = _run(_transpose_problem(h, w, arr.itemsize, block_dim, plat), source_for(arr, out, fresh), out,
-                      trace, checked, fresh)
+                      trace, checked, interpret, fresh)
     return (out, result) if trace else out
 
 
@@ -72,7 +74,8 @@ def _shape(arr: np.ndarray, fmt: str, ndim: int) -> tuple:
 
 
 def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16, c: int | None = None,
-                   block_dim: int | None = None, platform="A2", trace: bool = False, checked: bool = False):
+                   block_dim: int | None = None, platform="A2", trace: bool = False, checked: bool = False,
+                   interpret: bool | None = None):
     """Convert ``x`` from format ``src`` to ``dst`` as TTRANS does, padding with zeros.
 
     Conversions: NCHW->NC1HWC0, NC1HWC0->NCHW, GNCHW->GNC1HWC0, GNC1HWC0->GNCHW,
@@ -80,7 +83,8 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
     to 32 / itemsize (4 is allowed for NCHW->NC1HWC0); ``n0`` is N0 of the fractal
     formats; ``c`` crops NC1HWC0->NCHW to ``c`` channels (default C1*C0).  A shape
     with a zero dim gives the (empty or zero-padded) result NumPy-style, without a launch.
-    ``trace=True`` returns ``(result, LaunchTrace)``; ``checked=True`` verifies every primitive.
+    ``trace=True`` returns ``(result, LaunchTrace)``; ``checked=True`` verifies every primitive;
+    ``interpret=True`` runs the kernel as plain Python (see :func:`~ascend_numba.interpret`).
     """
     if not isinstance(src, str) or not isinstance(dst, str):
         raise TypeError(f"src and dst must be format names (str), got {src!r} and {dst!r}")
@@ -102,7 +106,7 @@ def convert_format(x, src: str, dst: str, *, c0: int | None = None, n0: int = 16
         nothing = np.zeros(out_shape, arr.dtype)  # every element is padding, or there is none
         return (nothing, None) if trace else nothing
     out = empty(out_shape, arr.dtype)
-    result = _run(problem, arr, out, trace, checked)
+    result = _run(problem, arr, out, trace, checked, interpret)
     return (out, result) if trace else out
 
 
