@@ -213,6 +213,21 @@ def test_broken_kernel_is_caught(kernel, n, block_dim, lane, primitive, operand,
     assert x.tobytes() == before[0].tobytes() and y.tobytes() == before[1].tobytes()
 
 
+@pytest.mark.parametrize("kernel, n, block_dim, lane, primitive, operand, rule", CORPUS,
+                         ids=[c[0].py_func.__name__ for c in CORPUS])
+def test_broken_kernel_is_caught_interpreted_with_the_same_error(kernel, n, block_dim, lane, primitive, operand, rule):
+    x, y = _args(n)
+    before = (x.copy(), y.copy())
+    with pytest.raises(an.KernelCheckError) as compiled:
+        kernel.launch(x, y, n, block_dim=block_dim, checked=True)
+    with pytest.raises(an.KernelCheckError) as interpreted:
+        kernel.launch(x, y, n, block_dim=block_dim, checked=True, interpret=True)
+    got, want = interpreted.value, compiled.value
+    assert (got.lane, got.primitive, got.operand, got.rule) == (lane, primitive, operand, rule)
+    assert str(got) == str(want) and got.details == want.details
+    assert x.tobytes() == before[0].tobytes() and y.tobytes() == before[1].tobytes()
+
+
 def test_messages_name_offsets_and_tensors():
     x, y = _args(1024)
     with pytest.raises(an.KernelCheckError) as caught:
@@ -605,12 +620,13 @@ def test_a_byte_several_lanes_read_then_overwritten_names_them():
     assert np.array_equal(x, np.arange(8)) and (y == 0).all()
 
 
+@pytest.mark.parametrize("interpret", [False, True], ids=["compiled", "interpreted"])
 @pytest.mark.parametrize("lanes", [1, 4, 48])
 @pytest.mark.parametrize("mode", ["plain", "traced", "checked"])
-def test_sync_all_orders_an_exchange_between_cores(lanes, mode):
+def test_sync_all_orders_an_exchange_between_cores(lanes, mode, interpret):
     x, partials, total = _partials_args(lanes)
     result = last_core_adds_partials.launch(x, partials, total, block_dim=lanes, checked=mode == "checked",
-                                            trace=mode == "traced")
+                                            trace=mode == "traced", interpret=interpret)
     assert np.array_equal(partials, 2 * x)
     assert np.array_equal(total, (2 * x).reshape(lanes, 8).sum(axis=0))
     if mode == "traced":
@@ -640,13 +656,14 @@ def _exchange_reference(x, lanes, rounds):
     return y.reshape(-1)
 
 
+@pytest.mark.parametrize("interpret", [False, True], ids=["compiled", "interpreted"])
 @pytest.mark.parametrize("checked", [False, True])
-def test_sync_all_phases_repeat_and_stay_ordered(checked):
+def test_sync_all_phases_repeat_and_stay_ordered(checked, interpret):
     lanes, rounds = 8, 5
     x = np.arange(8 * lanes, dtype=np.float32)
     for _ in range(3):  # the barrier really holds: unchecked runs on 8 threads give the same answer
         y = np.zeros_like(x)
-        exchange_rounds.launch(x, y, rounds, block_dim=lanes, checked=checked)
+        exchange_rounds.launch(x, y, rounds, block_dim=lanes, checked=checked, interpret=interpret)
         assert np.array_equal(y, _exchange_reference(x, lanes, rounds))
 
 
@@ -658,11 +675,12 @@ def one_lane_skips_the_barrier(ctx, x, y):
     sync_all(ctx)
 
 
+@pytest.mark.parametrize("interpret", [False, True], ids=["compiled", "interpreted"])
 @pytest.mark.parametrize("checked", [False, True])
-def test_a_lane_that_never_reaches_sync_all_is_an_error_not_a_hang(checked):
+def test_a_lane_that_never_reaches_sync_all_is_an_error_not_a_hang(checked, interpret):
     x, y = np.zeros(8, np.float32), np.zeros(8, np.float32)
     with pytest.raises(an.KernelError, match="SyncAll.*abandoned: 1 lane"):
-        one_lane_skips_the_barrier.launch(x, y, block_dim=4, checked=checked)
+        one_lane_skips_the_barrier.launch(x, y, block_dim=4, checked=checked, interpret=interpret)
 
 
 @njit

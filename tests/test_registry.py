@@ -44,6 +44,25 @@ def test_matches_reference(entry, case, dtype, mode):
         assert a.tobytes() == before[name].tobytes(), f"input {name} changed"
 
 
+@pytest.mark.parametrize("entry, case, dtype, mode", RUNS,
+                         ids=[f"{e.name}-{c.name}-{d}-{m}" for e, c, d, m in RUNS])
+def test_interpreted_equals_compiled(entry, case, dtype, mode):
+    """Interpret mode runs the same code as Python: the same bits, the same trace counts."""
+    inputs = entry.test_inputs(case.small or case.shapes, dtype_by_name(dtype), np.random.default_rng(1))
+    options = dict(trace=mode == "traced", checked=mode == "checked")
+    compiled = entry.run({n: a.copy() for n, a in inputs.items()}, case.attrs, **options)
+    interpreted = entry.run({n: a.copy() for n, a in inputs.items()}, case.attrs, interpret=True, **options)
+    for name in entry.outputs:
+        want, got = compiled[name], interpreted[name]
+        if mode == "traced":
+            (want, want_trace), (got, got_trace) = want, got
+            assert (got_trace is None) == (want_trace is None)
+            if want_trace is not None:
+                assert np.array_equal(got_trace.rows, want_trace.rows), f"{name}: trace counts differ"
+                assert got_trace.totals() == want_trace.totals()
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), f"{name}: interpreted bits differ"
+
+
 @pytest.mark.parametrize("entry", REGISTRY.values(), ids=list(REGISTRY))
 def test_entry_is_public_and_its_shapes_are_right(entry):
     assert getattr(an, entry.name) is entry.function and entry.name in an.__all__

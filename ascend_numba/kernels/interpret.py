@@ -118,7 +118,7 @@ def _stands_for(obj):
     except TypeError:
         generator = None
     if generator is not None:
-        return _OverloadCall(obj, generator)
+        return OverloadCall(obj, generator)
     if isinstance(obj, _INTRINSIC):
         return _missing(obj)
     if isinstance(obj, pytypes.ModuleType) and obj.__name__.split(".")[0] in ("ascend_numba", "numba"):
@@ -221,7 +221,7 @@ def _typeof(value):
     return lane if lane is not None else numba.typeof(value)
 
 
-class _OverloadCall:
+class OverloadCall:
     """An overloaded stub in interpret mode: the generator's implementation for the argument
     types of the call (asked once per types), run as Python."""
 

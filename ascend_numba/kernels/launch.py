@@ -715,6 +715,8 @@ def _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, check
         ub_rows = _UB_POOL.resident(platform.ub_size, block_dim)
     else:
         ub_pool = _UB_POOL.get(platform.ub_size)
+        if body.interpreted:
+            ub_pool = ub_pool[:1]  # one host thread: the lanes in lane order
     if checked:
         if block_dim > 65534:
             raise ValueError(f"checked launches take at most 65534 lanes (each GM byte's owner is a uint16 "

@@ -27,13 +27,15 @@ FINITE_BITS = {"bits": []}
 class Case:
     """Inputs' shapes and attributes of one call; ``dtype`` None: every dtype of the op.
     ``modes``: how the registry test runs it (``plain``, ``checked``, ``traced``), each mode of
-    a kernel specialization being a compile of its own."""
+    a kernel specialization being a compile of its own.  ``small``: smaller shapes taking the same
+    kernel path, for the runs in interpret mode compared with compiled ones (None: ``shapes``)."""
 
     name: str
     shapes: dict
     attrs: dict = field(default_factory=dict)
     dtype: str | None = None
     modes: tuple = ("plain", "checked")
+    small: dict | None = None
 
 
 def random_bits(shapes: dict, dtype: np.dtype, rng: np.random.Generator) -> dict:

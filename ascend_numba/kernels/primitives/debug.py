@@ -30,7 +30,7 @@ from numba import literal_unroll, types
 from ...config import KERNEL_PRINT_WORDS
 from ..._numba_compat.extending import overload, python_twin
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..interpret import python_function
+from ..interpret import OverloadCall, python_function
 from ..lane import STATE_PRINT, _address, _load_i64, _load_i64_py, _store_i64, _store_i64_py
 from .context import in_ub
 
@@ -190,6 +190,16 @@ def _ov_dump_tensor(ctx, tensor, desc, count):
         for k in range(n):
             _store_i64(row, base + k, np.int64(bits[k]))
     return impl
+
+
+_dump_tensor_python = OverloadCall(dump_tensor, _ov_dump_tensor)
+
+
+@python_twin(dump_tensor)
+def _dump_tensor_py(ctx, tensor, desc, count):
+    # Interpret mode: the compiled dump_tensor as Python, the setting read at the call.
+    if _enabled:
+        _dump_tensor_python(ctx, tensor, desc, count)
 
 
 # ---- the host side ------------------------------------------------------------------------------

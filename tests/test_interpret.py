@@ -1,0 +1,274 @@
+"""Interpret mode: the switch, the twins against the compiled code they stand for, a debugger
+stopping inside a lane, tracing tools seeing kernel lines, errors as compiled launches give them.
+
+The registry's every case, dtype and mode interpreted against compiled is in test_registry.py;
+the bug corpus interpreted is in test_checked.py; prints interpreted in test_kernel_prints.py.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba import njit
+from numba.extending import intrinsic
+
+import ascend_numba as an
+from ascend_numba._numba_compat.extending import TWINS, CompileCounter
+from ascend_numba.kernels import add, alloc_buffer, data_copy, half, muls
+from ascend_numba.kernels.interpret import InterpretError, interpreting
+from ascend_numba.kernels.primitives import llvm, vector
+from ascend_numba.kernels.primitives.ttrans import _transpose_square
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ---- the switch --------------------------------------------------------------------------------------
+
+def test_the_switch_explicit_block_and_environment(monkeypatch):
+    monkeypatch.delenv("ASCEND_NUMBA_INTERPRET", raising=False)
+    assert not interpreting()
+    with an.interpret():
+        assert interpreting()
+        assert not interpreting(False)  # an op's interpret= wins
+        with an.interpret(False):
+            assert not interpreting()
+        assert interpreting()
+    assert not interpreting()
+    monkeypatch.setenv("ASCEND_NUMBA_INTERPRET", "1")
+    assert interpreting()
+    with an.interpret(False):
+        assert not interpreting()
+    monkeypatch.setenv("ASCEND_NUMBA_INTERPRET", "0")
+    assert not interpreting()
+
+
+@an.kernel
+def scale_by_lane(ctx, x, y, n):
+    buf = alloc_buffer(ctx, 8, np.float32)
+    for b in range(ctx.block_idx, n // 8, ctx.block_num):
+        data_copy(ctx, buf, 0, x, b * 8, 8)
+        muls(ctx, buf, buf, np.float32(ctx.block_idx + 1), 8)
+        add(ctx, buf, buf, buf, 8)
+        data_copy(ctx, y, b * 8, buf, 0, 8)
+
+
+def _scale_reference(x, lanes):
+    lane = (np.arange(x.size) // 8) % lanes
+    return (x * (lane + 1).astype(np.float32)) * np.float32(2)
+
+
+def test_an_interpreted_launch_compiles_nothing():
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros_like(x)
+    with CompileCounter() as compiles, an.interpret():
+        scale_by_lane.launch(x, y, 64, block_dim=3)
+        an.staged_copy(x)
+    assert compiles.count == 0
+    assert np.array_equal(y, _scale_reference(x, 3))
+
+
+def test_ops_take_interpret_and_the_block():
+    x = np.arange(48 * 64, dtype=np.float32).reshape(64, 48)
+    with an.interpret():
+        assert np.array_equal(an.tile(x, (2, 1)), np.tile(x, (2, 1)))
+    assert np.array_equal(an.transpose2d(x, interpret=True), x.T)
+
+
+# ---- inside a lane ----------------------------------------------------------------------------------
+
+SEEN = []
+
+
+@an.kernel
+def hands_its_tile_to_python(ctx, x):
+    buf = alloc_buffer(ctx, 8, np.float32)
+    data_copy(ctx, buf, 0, x, ctx.block_idx * 8, 8)
+    SEEN.append((ctx.block_idx, buf))  # only interpreted: compiled code cannot call Python
+
+
+def test_a_ub_tile_is_a_numpy_view_of_the_lanes_ub_in_lane_order():
+    SEEN.clear()
+    x = np.arange(24, dtype=np.float32)
+    hands_its_tile_to_python.launch(x, block_dim=3, interpret=True)
+    assert [lane for lane, _ in SEEN] == [0, 1, 2]
+    for lane, buf in SEEN:
+        assert isinstance(buf, np.ndarray) and buf.dtype == np.float32 and buf.base is not None
+    # One UB serves the lanes one after another, as on one core: the view shows the last lane's tile.
+    assert np.array_equal(SEEN[-1][1], x[16:24])
+
+
+def test_tracing_tools_see_the_kernel_and_primitive_lines():
+    lines = set()
+
+    def tracer(frame, event, arg):
+        if event == "line":
+            lines.add((Path(frame.f_code.co_filename).name, frame.f_code.co_name))
+        return tracer
+
+    x = np.arange(16, dtype=np.float32)
+    sys.settrace(tracer)  # what coverage.py and debuggers hook
+    try:
+        scale_by_lane.launch(x, np.zeros_like(x), 16, block_dim=2, interpret=True)
+    finally:
+        sys.settrace(None)
+    assert ("test_interpret.py", "scale_by_lane") in lines
+    assert ("dma.py", "data_copy") in lines and ("vector.py", "muls") in lines
+
+
+@an.kernel
+def raises_in_lane_one(ctx, x):
+    if ctx.block_idx == 1:
+        raise ValueError(f"lane {ctx.block_idx} found {x.size} elements")
+
+
+def test_a_lane_that_raises_is_a_kernel_error_with_its_traceback():
+    with pytest.raises(an.KernelError, match=r"^lane 1: the kernel raised ValueError: lane 1 found 4 elements$") \
+            as caught:
+        raises_in_lane_one.launch(np.zeros(4, np.float32), block_dim=3, interpret=True)
+    cause = caught.value.__cause__
+    assert isinstance(cause, ValueError)
+    frames = []
+    tb = cause.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    assert frames[-1] == "raises_in_lane_one"
+
+
+def test_pdb_stops_inside_a_lane_and_prints_a_ub_tile():
+    commands = "p ctx.block_idx, pos, count\np y_loc[:4]\nc\n"
+    env = {**os.environ, "PYTHONBREAKPOINT": "pdb.set_trace"}
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "debugging.py"), "--break"], input=commands,
+                          capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert out[0].endswith("debugging.py(43)tail_add()"), out
+    assert out[1] == "-> dump_tensor(ctx, y_loc, pos, 4)"
+    assert "(Pdb) (np.int64(1), np.int64(288), np.int64(32))" in out[2] or "(Pdb) (1, 288, 32)" in out[2]
+    assert out[3] == "(Pdb) array([288., 289., 290., 291.], dtype=float32)"  # x's values: the bug
+    assert out[4] == "(Pdb) 64 of 320 elements wrong, the first at 128"
+
+
+@intrinsic
+def _no_twin(typingctx, x):
+    def codegen(context, builder, signature, args):
+        return args[0]
+    return x(x), codegen
+
+
+@an.kernel
+def calls_an_intrinsic_without_a_twin(ctx, x):
+    x[0] = _no_twin(x[0])
+
+
+def test_an_intrinsic_without_a_twin_is_a_clear_error():
+    with pytest.raises(an.KernelError, match="_no_twin is compiled-only: it has no plain-Python twin") as caught:
+        calls_an_intrinsic_without_a_twin.launch(np.zeros(4, np.float32), block_dim=1, interpret=True)
+    assert isinstance(caught.value.__cause__, InterpretError)
+
+
+# ---- the twins against their intrinsics -------------------------------------------------------------
+
+def _bits(a):
+    a = np.asarray(a)
+    return a.view(f"u{a.itemsize}")
+
+
+_F32 = np.concatenate([np.random.default_rng(0).integers(0, 2**32, 20000, dtype=np.uint64).astype(np.uint32),
+                       np.array([0x7F800001, 0xFF800001, 0x7FC00000, 0x7F800000, 0x387FE000, 0x33000000, 0x33000001,
+                                 0x477FF000, 0x80000000, 0], np.uint32)]).view(np.float32)
+_F16 = np.arange(65536, dtype=np.uint16)
+
+
+@pytest.mark.parametrize("name", ["f32_to_f16", "f32_to_f16_quiet", "f32_round_f16", "f32_round_f16_quiet",
+                                  "f32_to_bf16", "f16_to_f32", "f16_to_f32_quiet", "bf16_to_f32"])
+def test_half_twins_match_the_intrinsics_bit_for_bit(name):
+    conversion = getattr(half, name)
+    source = _F16 if name.startswith(("f16", "bf16")) else _F32
+    twin = TWINS[conversion]
+    with np.errstate(all="ignore"):
+        want_dtype = np.asarray(twin(source[0])).dtype
+        got = np.array([twin(v) for v in source], want_dtype)
+
+    @njit
+    def compiled(src, out):
+        for i in range(src.size):
+            out[i] = conversion(src[i])
+
+    want = np.empty(source.size, want_dtype)
+    compiled(source, want)
+    assert np.array_equal(_bits(got), _bits(want))
+
+
+@pytest.mark.parametrize("name", ["add_nan_first", "mul_nan_first", "max_element"])
+def test_element_twins_match_the_intrinsics(name):
+    element = getattr(vector, name)
+    twin = TWINS[element]
+    pairs = _F32[:4000].reshape(2, -1)
+
+    @njit
+    def compiled(a, b, out):
+        for i in range(a.size):
+            out[i] = element(a[i], b[i])
+
+    want = np.empty(pairs.shape[1], np.float32)
+    compiled(pairs[0], pairs[1], want)
+    with np.errstate(all="ignore"):
+        got = np.array([twin(a, b) for a, b in zip(*pairs)], np.float32)
+    assert np.array_equal(_bits(got), _bits(want))
+    if name == "max_element":
+        ints = np.array([-5, 3, 7, -9], np.int32)
+        assert [TWINS[element](a, b) for a, b in zip(ints, ints[::-1])] == [-5, 7, 7, -5]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
+def test_transpose_square_twin(dtype):
+    side = 32 // np.dtype(dtype).itemsize
+    src = np.arange(3 * side * side, dtype=dtype)
+    want, got = np.zeros(4 * side * side, dtype), np.zeros(4 * side * side, dtype)
+
+    @njit
+    def compiled(dst, src):
+        _transpose_square(dst, 5, 2 * side, src, 3, side + 1)
+
+    compiled(want, src)
+    TWINS[_transpose_square](got, 5, 2 * side, src, 3, side + 1)
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("name, args", [("memmove_bytes", (3, 7, 40)), ("copy_short", (0, 5, 13)),
+                                        ("copy_short", (9, 4, 20)), ("copy_fixed", (2, 6, 8))])
+def test_copy_twins_match_the_intrinsics(name, args):
+    copy = getattr(llvm, name)
+    d, s, n = args
+    base = np.arange(64, dtype=np.uint8)
+    want, got = base.copy(), base.copy()
+    if name == "copy_fixed":
+        @njit
+        def compiled(buf):
+            copy(buf, d, buf, s, 8)
+    else:
+        @njit
+        def compiled(buf):
+            copy(buf, d, buf, s, n)
+    compiled(want)  # one buffer: the overlapping case, where a forward loop repeats bytes
+    TWINS[copy](got, d, got, s, n)
+    assert np.array_equal(got, want)
+
+
+def test_lane_memory_twins_round_trip():
+    from ascend_numba.kernels import lane
+
+    row = np.zeros(4, np.int64)
+    at = TWINS[lane._address](row)
+    assert at == row.ctypes.data
+    TWINS[lane._store_i64](at, 2, -7)
+    assert TWINS[lane._load_i64](at, 2) == -7 and row[2] == -7
+    TWINS[lane._store_word](at + 8, 2**64 - 1)
+    assert TWINS[lane._load_word](at + 8) == 2**64 - 1 and row[1] == -1
+    assert TWINS[lane._load_i32](at + 16, 0) == -7
