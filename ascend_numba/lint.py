@@ -20,6 +20,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from .host.primitives import PRIMITIVES
+
 __all__ = ["Finding", "RULES", "lint", "lint_source", "KernelRuleError"]
 
 # code: (seed section, modes it applies in, what it says)
@@ -38,14 +40,8 @@ RULES = {
 
 # Primitive -> (position of the destination tensor, positions of the source tensors); positions
 # count from 0 with ctx first.
-_ROLES = {
-    "data_copy": (1, (3,)), "data_copy_pad": (1, (3,)), "gather": (1, (2, 3)), "duplicate": (1, ()),
-    "adds": (1, (2,)), "muls": (1, (2,)), "vsqrt": (1, (2,)), "add": (1, (2, 3)), "sub": (1, (2, 3)),
-    "mul": (1, (2, 3)), "div": (1, (2, 3)), "vmax": (1, (2, 3)), "cast_f16_to_f32": (1, (2,)),
-    "cast_f32_to_f16": (1, (2,)), "cast_bf16_to_f32": (1, (2,)), "cast_f32_to_bf16": (1, (2,)),
-    "ttrans": (1, (3,)), "set_value": (1, ()),
-}
-_DATA_MOVES = {"data_copy", "data_copy_pad", "gather"}
+_ROLES = {n: p.roles for n, p in PRIMITIVES.items() if "dst" in p.operands}
+_DATA_MOVES = {n for n, p in PRIMITIVES.items() if p.family == "dma"}
 _TILE_ATTRIBUTES = {"size", "nbytes", "itemsize", "dtype", "shape"}  # facts, not data
 
 

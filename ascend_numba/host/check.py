@@ -18,6 +18,8 @@ between views of one array: a view that ends inside a larger array (``out[:n]`` 
 from __future__ import annotations
 
 from .errors import KernelError
+from .primitives import PRIMITIVES as _DECLARED
+from .primitives import TENSOR_ROLES
 
 __all__ = ["KernelCheckError", "RULES", "PRIMITIVES", "RULE", "PRIMITIVE", "OPERANDS", "CHECK_SLOTS",
            "decode_violation", "garbage_violation", "unwritten_violation"]
@@ -31,13 +33,12 @@ RULES = ("", "gm-out-of-bounds", "ub-outside-ub", "ub-outside-buffer", "data-cop
          "ub-address-unaligned", "ub-over-capacity", "ub-uninitialized-read", "gm-write-race", "count-out-of-range",
          "gm-write-garbage", "gm-cross-core-read", "gm-write-after-read", "redundant-load", "tile-rebound",
          "gm-output-unwritten")
-PRIMITIVES = ("", "alloc_buffer", "DataCopy", "DataCopyPad", "Gather", "Duplicate", "Adds", "Muls", "Add", "Sub",
-              "Mul", "Div", "Max", "Sqrt", "Cast", "TTRANS", "SetValue")
+PRIMITIVES = ("", *dict.fromkeys(p.device for p in _DECLARED.values()))  # declared in host.primitives
 RULE = {name: code for code, name in enumerate(RULES) if name}
 PRIMITIVE = {name: code for code, name in enumerate(PRIMITIVES) if name}
 
-OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, OPERAND_TMP = range(4)
-OPERANDS = ("dst", "src", "src1", "tmp")
+OPERANDS = TENSOR_ROLES
+OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, OPERAND_TMP = (OPERANDS.index(r) for r in ("dst", "src", "src1", "tmp"))
 # What a count-out-of-range detail names (index into COUNTS).
 COUNTS = ("byte count", "blockCount", "blockLen", "rows", "cols", "count", "srcStride", "dstStride")
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .platform import Platform
+from .primitives import PRIMITIVES
 
 __all__ = ["LaunchTrace", "TRACE_COUNTERS", "TRACE_EVENTS", "TRACE_EVENT_COUNT", "COUNTER_NAMES"]
 
@@ -23,12 +24,15 @@ __all__ = ["LaunchTrace", "TRACE_COUNTERS", "TRACE_EVENTS", "TRACE_EVENT_COUNT",
 TRACE_COUNTERS = 16
 TRACE_EVENT_COUNT = TRACE_COUNTERS   # events recorded (may exceed the capacity: the rest are counted only)
 TRACE_EVENTS = TRACE_COUNTERS + 1    # first (kind, direction, bytes) triple
-EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER = 0, 1, 2
+# The primitives a traced lane logs, each with a counter, in declaration order (host.primitives).
+_LOGGED = [p for p in PRIMITIVES.values() if p.trace == "copy"]
+EVENT = {p.name: code for code, p in enumerate(_LOGGED)}
+EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER = EVENT["data_copy"], EVENT["data_copy_pad"], EVENT["gather"]
 DIR_IN, DIR_OUT, DIR_LOCAL = 0, 1, 2  # GM->UB, UB->GM, UB->UB
 
-COUNTER_NAMES = ("data_copy", "data_copy_pad", "gather", "calls_gm_to_ub", "calls_ub_to_gm", "calls_ub_to_ub",
+COUNTER_NAMES = (*EVENT, "calls_gm_to_ub", "calls_ub_to_gm", "calls_ub_to_ub",
                  "bytes_gm_to_ub", "bytes_ub_to_gm", "bytes_ub_to_ub", "work")
-_EVENT_NAMES = ("DataCopy", "DataCopyPad", "Gather")
+_EVENT_NAMES = tuple(p.device for p in _LOGGED)
 _DIR_NAMES = ("GM->UB", "UB->GM", "UB->UB")
 
 

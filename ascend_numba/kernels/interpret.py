@@ -35,6 +35,7 @@ import types as pytypes
 
 import numba
 import numpy as np
+from numba import types
 from numba.extending import is_jitted
 
 from .._numba_compat.extending import OVERLOADS, TWINS, python_twin
@@ -218,7 +219,12 @@ _LANE_TYPES = {Lane: LANE_TYPES["plain"], TracedLane: LANE_TYPES["traced"], Chec
 
 def _typeof(value):
     lane = _LANE_TYPES.get(type(value))
-    return lane if lane is not None else numba.typeof(value)
+    if lane is not None:
+        return lane
+    try:
+        return numba.typeof(value)
+    except ValueError:  # a function passed to a loop (an element op), already Python here
+        return types.pyobject
 
 
 class OverloadCall:

@@ -5,7 +5,7 @@
 ``memory``     UB buffers: ``alloc_buffer`` (TPipe::InitBuffer), ``reinterpret`` (TRESHAPE)
 ``dma``        ``data_copy``, ``data_copy_pad``, ``gather`` and the byte copies under them
 ``preload``    ``preload``: the next tile's CopyIn, fetched over the vector ops (MTE2 ahead)
-``vector``     Duplicate, Adds, Muls, Add, Sub, Mul, Div, Max, Sqrt, the casts, SetValue
+``vector``     the vector ops declared in ``host.primitives`` (Add, Muls, the casts...), SetValue
 ``fusion``     ``vector_program``: tile fusion, a run of vector ops as one pass over the tiles
 ``ttrans``     TTRANS, the tile transpose
 ``sync``       ``sync_all`` (SyncAll), the barrier across the lanes of a launch
@@ -23,6 +23,7 @@ to nothing with a plain :class:`Lane`.
 """
 
 from ..lane import CheckedLane, Lane, TracedLane
+from . import vector
 from .context import (
     big_small_lane_range, contiguous_lane_range, count_event, in_ub, lane_error, trace_work,
 )
@@ -33,16 +34,12 @@ from .memory import alloc_buffer, reinterpret
 from .preload import preload
 from .sync import sync_all
 from .ttrans import ttrans
-from .vector import (
-    add, adds, cast_bf16_to_f32, cast_f16_to_f32, cast_f32_to_bf16, cast_f32_to_f16, div, duplicate, mul,
-    muls, set_value, sub, vmax, vsqrt,
-)
+from .vector import *  # noqa: F403 - every declared vector op (host.primitives) and set_value
 
 __all__ = [
     "Lane", "TracedLane", "CheckedLane",
     "in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
     "alloc_buffer", "reinterpret",
     "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
-    "vector_program", "VectorProgramError", "set_value", "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
-    "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16",
+    "vector_program", "VectorProgramError", *vector.__all__,
 ]

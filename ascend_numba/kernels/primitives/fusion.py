@@ -11,9 +11,9 @@ turns a function written with the vector-op vocabulary into such a loop::
 
     scale_add(ctx, n, True, x_loc, y_loc, z_loc, t_loc, 2.0)   # (ctx, count, fuse, tiles and scalars)
 
-A program's body is a sequence of ``tile = op(operands)`` lines (``adds muls add sub mul div
-vmax vsqrt duplicate`` and the four casts, with the primitives' operand order minus ``ctx``,
-the destination and the count), ``if``/``else`` on flag parameters, and calls of other programs
+A program's body is a sequence of ``tile = op(operands)`` lines (every vector op declared in
+:mod:`ascend_numba.host.primitives`: ``adds muls add sub mul div vmax vsqrt duplicate`` and
+the four casts, with the primitives' operand order minus ``ctx``, the destination and the count), ``if``/``else`` on flag parameters, and calls of other programs
 (inlined: a program may pass one tile under two of its callee's names, as an in-place update
 does).  Every parameter is a tile (a destination or a tile operand), a scalar (an operand
 expression of scalar parameters: ``beta1 - one``, ``-one``; no number literals, whose type
@@ -60,6 +60,7 @@ from ..half import (
 )
 from ..interpret import python_function
 from ..lane import Lane, _address
+from ...host.primitives import VECTOR_OPS, element_expression
 from . import vector
 from .preload import advance_preload
 
@@ -77,25 +78,32 @@ class VectorProgramError(ValueError):
 
 @dataclass(frozen=True)
 class _OpSpec:
+    """A vector op as the fused pass emits it, from its declaration (host.primitives)."""
+
     tiles: int  # tile operands
     scalars: int  # scalar operands
-    kind: str  # "unary" (src, scalar), "binary", "sqrt", "duplicate", "cast"
-    element: str  # what the primitive computes of one element ({0}, {1}: operands), or its cast
+    kind: str  # "arith", "fill" (the scalar), "cast" (bits to bits)
+    element: str  # the expression of one element ({0}, {1}: tile values, then scalars), or the cast's conversion
+    element_f16: str | None  # the expression for fp16 destination tiles, where it differs
+    quiets: bool  # an arithmetic result: a number or a quiet NaN
+
+    @property
+    def with_scalar(self) -> bool:
+        """An op of a tile and a scalar (Adds, Muls): a NaN scalar is its NaN everywhere."""
+        return (self.tiles, self.scalars) == (1, 1)
 
 
-OPS = {
-    "adds": _OpSpec(1, 1, "unary", "({0} + {1})"), "muls": _OpSpec(1, 1, "unary", "({0} * {1})"),
-    "add": _OpSpec(2, 0, "binary", "({0} + {1})"), "sub": _OpSpec(2, 0, "binary", "({0} - {1})"),
-    "mul": _OpSpec(2, 0, "binary", "({0} * {1})"), "div": _OpSpec(2, 0, "binary", "({0} / {1})"),
-    "vmax": _OpSpec(2, 0, "binary", "_max({0}, {1})"), "vsqrt": _OpSpec(1, 0, "sqrt", ""),
-    "duplicate": _OpSpec(0, 1, "duplicate", ""),
-    "cast_f16_to_f32": _OpSpec(1, 0, "cast", "f16_to_f32"), "cast_f32_to_f16": _OpSpec(1, 0, "cast", "f32_to_f16"),
-    "cast_bf16_to_f32": _OpSpec(1, 0, "cast", "bf16_to_f32"),
-    "cast_f32_to_bf16": _OpSpec(1, 0, "cast", "f32_to_bf16"),
-}
+def _expression(element, arity: int) -> str:
+    # A plain element function is inlined; an element intrinsic is called by its name.
+    if callable(element):
+        return element_expression(element)
+    return f"{element}({', '.join(f'{{{i}}}' for i in range(arity))})"
 
-# Add and Mul on fp16 tiles, as the primitives compute them there (see vector._add_nan_first).
-_NAN_FIRST = {"add": "_add_nan_first({0}, {1})", "mul": "_mul_nan_first({0}, {1})"}
+
+OPS = {name: _OpSpec(p.tiles, p.scalars, p.kind,
+                     p.element if p.kind == "cast" else _expression(p.element, p.tiles + p.scalars),
+                     _expression(p.element_f16, p.tiles + p.scalars) if p.element_f16 else None, p.quiets)
+       for name, p in VECTOR_OPS.items()}
 
 # Scalar operands and flag tests: parameters combined by arithmetic, comparisons and logic.  Number
 # literals only in tests (``variant == 0``).
@@ -375,11 +383,6 @@ def _unfused_lines(body: list, indent: str) -> list:
     return lines
 
 
-# Ops whose results are numbers or quiet NaNs (the CPU's arithmetic): rounded with the hardware's
-# conversions alone (see kernels.half).  Max selects an operand, which may be a signalling NaN.
-_QUIETING = {"adds", "muls", "add", "sub", "mul", "div", "vsqrt"}
-
-
 class _Element:
     """One element of every op, in registers ``_r_<tile>``, written for the tiles' element types
     (``half``: the uint16 tiles, fp16 in arithmetic), in the primitives' own arithmetic.
@@ -422,18 +425,17 @@ class _Element:
                 self.lines.append(f"{indent}_r_{s.dst} = _dt_{s.dst}({spec.element}({self.raw(s.tiles[0], forms)}))")
                 forms[s.dst] = "raw"
                 continue
-            quiet = s.op in _QUIETING
+            # A result that is a number or a quiet NaN (the CPU's arithmetic) is rounded with the
+            # hardware's conversions alone (see kernels.half); a selection may be a signalling NaN.
+            quiet = spec.quiets
             a = [self.value(t, forms, quiet) for t in s.tiles]
-            if spec.kind == "unary" and self.nan_scalars:
+            if spec.with_scalar and self.nan_scalars:
                 # A NaN scalar stands in for the operand: its NaN, quieted, everywhere (the
                 # primitives' rule, vector._with_scalar).
                 v = self.scalar_of[id(s)]
                 a[0] = f"({v} if {v} != {v} else {a[0]})"
-            element = _NAN_FIRST[s.op] if s.op in _NAN_FIRST and s.dst in self.half else spec.element
-            result = {"duplicate": lambda: self.scalar_of[id(s)],
-                      "sqrt": lambda: f"np.sqrt({a[0]})",
-                      "unary": lambda: element.format(a[0], self.scalar_of[id(s)]),
-                      "binary": lambda: element.format(a[0], a[1])}[spec.kind]()
+            element = spec.element_f16 if spec.element_f16 and s.dst in self.half else spec.element
+            result = element.format(*a, *([self.scalar_of[id(s)]] if spec.scalars else []))
             self.lines.append(f"{indent}_r_{s.dst} = {self.rounded(s.dst, result, quiet)}")
             forms[s.dst] = "quiet" if quiet else "value"
         return forms
@@ -589,7 +591,7 @@ def _source(program: _Program, body: list, fused: bool, half: set = frozenset(),
     for k, s in enumerate(_ops_of(body)):
         if OPS[s.op].scalars:
             scalar_of[id(s)] = f"_s{k}"
-            if OPS[s.op].kind == "unary":
+            if OPS[s.op].with_scalar:
                 operand_scalars.append(f"_s{k}")
             # As _vscalar takes it: a fp16 tile's scalar is the fp16 value nearest it.
             value = ast.unparse(s.scalars[0])
@@ -650,8 +652,7 @@ def _scope(dtypes: dict) -> dict:
     """The generated code's names: the primitives (``_p``), the conversions, and each tile's NumPy
     element type as ``_dt_<tile>`` (the primitives' stores cast to it)."""
     return {"_p": vector, "np": np, "_address": _address, "_disjoint": _disjoint, "advance_preload": advance_preload,
-            "_add_nan_first": vector.add_nan_first, "_mul_nan_first": vector.mul_nan_first,
-            "_max": vector.max_element,
+            **vector.ELEMENT_INTRINSICS,
             "f16_to_f32": f16_to_f32, "f32_to_f16": f32_to_f16, "bf16_to_f32": bf16_to_f32, "f32_to_bf16": f32_to_bf16,
             "f32_round_f16": f32_round_f16, "f32_round_f16_quiet": f32_round_f16_quiet,
             "f32_to_f16_quiet": f32_to_f16_quiet, "f16_to_f32_quiet": f16_to_f32_quiet,

@@ -1,5 +1,6 @@
-"""Vector unit: Duplicate, Adds, Muls, Add, Sub, Mul, Div, Max, Sqrt, the casts, SetValue (tile
-fusion of these ops: :mod:`.fusion`).
+"""Vector unit: every vector op declared in :mod:`ascend_numba.host.primitives` (Duplicate, Adds,
+Muls, Add, Sub, Mul, Div, Max, Sqrt, the casts), built here from its declaration, and
+SetValue (tile fusion of these ops: :mod:`.fusion`).
 
 Operands are UB tensors.  uint16 tiles are fp16 in arithmetic: each op is computed in fp32 and
 rounded to fp16, which is exact IEEE fp16 for + - * / sqrt.  bf16 has no vector arithmetic here,
@@ -16,22 +17,21 @@ from numba import types
 from numba.extending import intrinsic
 
 from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
+from ...host.primitives import VECTOR_OPS, Primitive
 from ..._numba_compat.extending import overload, python_twin
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..check import (
     ELEMENTS, checked_rule, count_ok, enter, is_local_operand, mark_written, propagate_garbage, ub_aligned, ub_range_ok,
     ub_read_ok,
 )
-from ..half import _is_nan, bf16_to_f32, f16_to_f32, f16_to_f32_quiet, f32_to_bf16, f32_to_f16
+from .. import half
+from ..half import _is_nan, f16_to_f32, f16_to_f32_quiet, f32_to_f16
 from ..lane import _address
 from .preload import advance_preload
 
-__all__ = ["set_value", "duplicate", "adds", "muls", "add", "sub", "mul", "div", "vmax", "vsqrt",
-           "cast_f16_to_f32", "cast_f32_to_f16", "cast_bf16_to_f32", "cast_f32_to_bf16"]
+__all__ = ["set_value", *VECTOR_OPS]
 
-(PRIM_DUPLICATE, PRIM_ADDS, PRIM_MULS, PRIM_ADD, PRIM_SUB, PRIM_MUL, PRIM_DIV, PRIM_MAX, PRIM_SQRT, PRIM_CAST,
- PRIM_SET_VALUE) = (PRIMITIVE[n] for n in ("Duplicate", "Adds", "Muls", "Add", "Sub", "Mul", "Div", "Max", "Sqrt",
-                                           "Cast", "SetValue"))
+PRIM_SET_VALUE = PRIMITIVE["SetValue"]
 NO_OPERAND = -1  # the element size passed for an absent vector operand
 
 
@@ -136,83 +136,7 @@ def _ov_vscalar(tensor, value):
     return lambda tensor, value: dtype(value)
 
 
-# ---- the primitives ------------------------------------------------------------------------------
-
-@jit(always_inline=True)
-def _check_unary(ctx, prim, dst, src, count):
-    return check_vector(ctx, prim, count, _address(dst), dst.nbytes, dst.itemsize, _address(src), src.nbytes,
-                        src.itemsize, 0, 0, NO_OPERAND)
-
-
-@jit(always_inline=True)
-def _check_binary(ctx, prim, dst, a, b, count):
-    return check_vector(ctx, prim, count, _address(dst), dst.nbytes, dst.itemsize, _address(a), a.nbytes,
-                        a.itemsize, _address(b), b.nbytes, b.itemsize)
-
-
-@jit
-def set_value(ctx, tensor, index, value):
-    """SetValue: ``tensor[index] = value`` on a UB tensor, from the scalar unit."""
-    if check_set_value(ctx, _address(tensor), tensor.nbytes, index, tensor.itemsize) and 0 <= index < tensor.size:
-        tensor[index] = value
-
-
-@jit
-def duplicate(ctx, dst, value, count):
-    """Duplicate: fill ``dst[:count]`` with a scalar."""
-    if not check_vector(ctx, PRIM_DUPLICATE, count, _address(dst), dst.nbytes, dst.itemsize, 0, 0, NO_OPERAND, 0,
-                        0, NO_OPERAND):
-        return
-    advance_preload(ctx)
-    _fill(dst, _vscalar(dst, value), count)
-
-
-@jit  # called, not inlined: Duplicate's loop, and the rare NaN-scalar case of Adds / Muls
-def _fill(dst, value, count):
-    for i in range(min(count, dst.size)):
-        _vstore(dst, i, value)
-
-
-@jit(inline="always")
-def _unary(dst, src, scalar, count, op):
-    # Adds, Muls, Sqrt: arithmetic, so operands load as _vload_operand.
-    n = min(count, dst.size, src.size)
-    if _address(dst) == _address(src):
-        for i in range(n):
-            _vstore(dst, i, op(_vload_operand(dst, i), scalar))
-    else:
-        for i in range(n):
-            _vstore(dst, i, op(_vload_operand(src, i), scalar))
-
-
-@jit(inline="always")
-def _binary(dst, a, b, count, op, load):
-    # In place on the first operand (t = op(t, x), the common form) gets a loop of its own, which
-    # vectorizes; any other overlap takes the general loop, whose overlap check then runs it
-    # element by element (each element is read before it is written: still exact).
-    n = min(count, dst.size, a.size, b.size)
-    if _address(dst) == _address(a):
-        for i in range(n):
-            _vstore(dst, i, op(load(dst, i), load(b, i)))
-    else:
-        for i in range(n):
-            _vstore(dst, i, op(load(a, i), load(b, i)))
-
-
-@jit(always_inline=True)
-def _add(x, y):
-    return x + y
-
-
-@jit(always_inline=True)
-def _sub(x, y):
-    return x - y
-
-
-@jit(always_inline=True)
-def _mul(x, y):
-    return x * y
-
+# ---- element intrinsics: where the CPU's own choice must be pinned ---------------------------------
 
 # fp16 tiles: Add and Mul of two NaNs give the first operand's (quieted), as Sub and Div do on the
 # CPU.  Left to the compiler, which may swap the operands of a commutative op, the NaN that came
@@ -260,43 +184,6 @@ mul_nan_first = _element("mul_nan_first", (types.Float,),
                          lambda x, y: x + x if x != x else x * y)
 
 
-@jit(always_inline=True)
-def _add_nan_first(x, y):
-    return add_nan_first(x, y)
-
-
-@jit(always_inline=True)
-def _mul_nan_first(x, y):
-    return mul_nan_first(x, y)
-
-
-def _add_tiles(dst, a, b, count):
-    raise NotImplementedError  # compiled only
-
-
-def _mul_tiles(dst, a, b, count):
-    raise NotImplementedError  # compiled only
-
-
-@overload(_add_tiles, jit_options=OVERLOAD_OPTIONS)
-def _ov_add_tiles(dst, a, b, count):
-    if dst.dtype == types.uint16:
-        return lambda dst, a, b, count: _binary(dst, a, b, count, _add_nan_first, _vload_operand)
-    return lambda dst, a, b, count: _binary(dst, a, b, count, _add, _vload_operand)
-
-
-@overload(_mul_tiles, jit_options=OVERLOAD_OPTIONS)
-def _ov_mul_tiles(dst, a, b, count):
-    if dst.dtype == types.uint16:
-        return lambda dst, a, b, count: _binary(dst, a, b, count, _mul_nan_first, _vload_operand)
-    return lambda dst, a, b, count: _binary(dst, a, b, count, _mul, _vload_operand)
-
-
-@jit(always_inline=True)
-def _div(x, y):
-    return x / y
-
-
 def _max_codegen(builder, common, a, b):
     if isinstance(common, types.Float):
         keep = builder.or_(builder.fcmp_ordered(">=", a, b), _is_nan(builder, a))
@@ -312,136 +199,190 @@ max_element = _element("max_element", (types.Float, types.Integer), _max_codegen
                        lambda x, y: x if x >= y or x != x else y)
 
 
+# ---- the loops -----------------------------------------------------------------------------------
+
 @jit(always_inline=True)
-def _max(x, y):
-    return max_element(x, y)
+def _check_unary(ctx, prim, dst, src, count):
+    return check_vector(ctx, prim, count, _address(dst), dst.nbytes, dst.itemsize, _address(src), src.nbytes,
+                        src.itemsize, 0, 0, NO_OPERAND)
 
 
 @jit(always_inline=True)
-def _sqrt(x, _unused):
-    return np.sqrt(x)
+def _check_binary(ctx, prim, dst, a, b, count):
+    return check_vector(ctx, prim, count, _address(dst), dst.nbytes, dst.itemsize, _address(a), a.nbytes,
+                        a.itemsize, _address(b), b.nbytes, b.itemsize)
+
+
+@jit  # called, not inlined: Duplicate's loop, and the rare NaN-scalar case of Adds / Muls
+def _fill(dst, value, count):
+    for i in range(min(count, dst.size)):
+        _vstore(dst, i, value)
+
+
+@jit(inline="always")
+def _map(dst, src, count, op, load):
+    # A unary op (Sqrt).
+    n = min(count, dst.size, src.size)
+    if _address(dst) == _address(src):
+        for i in range(n):
+            _vstore(dst, i, op(load(dst, i)))
+    else:
+        for i in range(n):
+            _vstore(dst, i, op(load(src, i)))
+
+
+@jit(inline="always")
+def _unary(dst, src, scalar, count, op, load):
+    # An op of a tile and a scalar (Adds, Muls).
+    n = min(count, dst.size, src.size)
+    if _address(dst) == _address(src):
+        for i in range(n):
+            _vstore(dst, i, op(load(dst, i), scalar))
+    else:
+        for i in range(n):
+            _vstore(dst, i, op(load(src, i), scalar))
+
+
+@jit(inline="always")
+def _binary(dst, a, b, count, op, load):
+    # In place on the first operand (t = op(t, x), the common form) gets a loop of its own, which
+    # vectorizes; any other overlap takes the general loop, whose overlap check then runs it
+    # element by element (each element is read before it is written: still exact).
+    n = min(count, dst.size, a.size, b.size)
+    if _address(dst) == _address(a):
+        for i in range(n):
+            _vstore(dst, i, op(load(dst, i), load(b, i)))
+    else:
+        for i in range(n):
+            _vstore(dst, i, op(load(a, i), load(b, i)))
+
+
+def _tiles_op(op, op_f16, load):
+    """``tiles(dst, a, b, count)``: :func:`_binary` of ``op``, or of ``op_f16`` (when not None) for
+    fp16 tiles (see add_nan_first).  An overload of its own per op: the functions reach the loop
+    as constants, not as values (a function value would make every caller uncacheable)."""
+    def tiles(dst, a, b, count):
+        raise NotImplementedError  # compiled only
+
+    @overload(tiles, jit_options=OVERLOAD_OPTIONS)
+    def _ov_tiles(dst, a, b, count):
+        chosen = op_f16 if op_f16 is not None and dst.dtype == types.uint16 else op
+        return lambda dst, a, b, count: _binary(dst, a, b, count, chosen, load)
+
+    return tiles
 
 
 # Adds and Muls with a NaN scalar give the scalar's NaN, quieted, everywhere: with both operands
-# NaN the CPU's choice would depend on the compiled loop (see _add_nan_first); decided once per
+# NaN the CPU's choice would depend on the compiled loop (see add_nan_first); decided once per
 # call, outside the loop.  A fused program with such a scalar runs its ops one by one (same rule).
 
 @jit(inline="always")
-def _with_scalar(dst, src, scalar, count, op):
+def _with_scalar(dst, src, scalar, count, op, load):
     v = _vscalar(dst, scalar)
     if v != v:
         _fill(dst, v + v, min(count, src.size))
     else:
-        _unary(dst, src, v, count, op)
+        _unary(dst, src, v, count, op, load)
+
+
+# ---- the primitives, from their declarations (host.primitives) --------------------------------------
+
+ELEMENT_INTRINSICS = {"add_nan_first": add_nan_first, "mul_nan_first": mul_nan_first, "max_element": max_element}
+_ELEMENTS: dict = {}
+
+
+def element_function(element):
+    """The compiled element function of a declaration's ``element``: a plain function compiled to
+    inline, or a jit wrapper calling the named element intrinsic (an intrinsic cannot be passed
+    to the loops)."""
+    found = _ELEMENTS.get(element)
+    if found is None:
+        if callable(element):
+            found = jit(always_inline=True)(element)
+        else:
+            intrinsic_ = ELEMENT_INTRINSICS[element]
+
+            def call(x, y):
+                return intrinsic_(x, y)
+
+            call.__name__ = call.__qualname__ = f"_{element}"
+            found = jit(always_inline=True)(call)
+        _ELEMENTS[element] = found
+    return found
+
+
+def _arith(spec: Primitive):
+    """Duplicate, and the ops that compute: fp16 tiles through fp32, rounded to the destination."""
+    prim = PRIMITIVE[spec.device]
+    op = element_function(spec.element)
+    op_f16 = element_function(spec.element_f16) if spec.element_f16 else None
+    # A select or sign change keeps a NaN operand's bits, as NumPy does: its fp16 loads keep the
+    # payload.  Arithmetic quiets a NaN anyway: the hardware's cheaper widening gives the same bits.
+    load = _vload_operand if spec.quiets else _vload
+    if spec.kind == "fill":
+        def primitive(ctx, dst, value, count):
+            if not check_vector(ctx, prim, count, _address(dst), dst.nbytes, dst.itemsize, 0, 0, NO_OPERAND, 0, 0,
+                                NO_OPERAND):
+                return
+            advance_preload(ctx)
+            _fill(dst, _vscalar(dst, op(value)), count)
+    elif (spec.tiles, spec.scalars) == (1, 1):
+        def primitive(ctx, dst, src, scalar, count):
+            if not _check_unary(ctx, prim, dst, src, count):
+                return
+            advance_preload(ctx)
+            _with_scalar(dst, src, scalar, count, op, load)
+    elif (spec.tiles, spec.scalars) == (2, 0):
+        tiles = _tiles_op(op, op_f16, load)
+
+        def primitive(ctx, dst, a, b, count):
+            if not _check_binary(ctx, prim, dst, a, b, count):
+                return
+            advance_preload(ctx)
+            tiles(dst, a, b, count)
+    elif (spec.tiles, spec.scalars) == (1, 0):
+        def primitive(ctx, dst, src, count):
+            if not _check_unary(ctx, prim, dst, src, count):
+                return
+            advance_preload(ctx)
+            _map(dst, src, count, op, load)
+    else:
+        raise ValueError(f"vector op {spec.name}: {spec.tiles} tile and {spec.scalars} scalar operands "
+                         "have no loop here")
+    return primitive
+
+
+def _cast(spec: Primitive):
+    """A cast: bits in, bits out, through the named conversion of kernels.half."""
+    prim = PRIMITIVE[spec.device]
+    convert = getattr(half, spec.element)
+
+    def primitive(ctx, dst, src, count):
+        if not _check_unary(ctx, prim, dst, src, count):
+            return
+        advance_preload(ctx)
+        for i in range(min(count, dst.size, src.size)):
+            dst[i] = convert(src[i])
+    return primitive
+
+
+def _define(spec: Primitive):
+    primitive = (_cast if spec.kind == "cast" else _arith)(spec)
+    # Its own name (Numba's on-disk cache files a function under its qualified name; tracebacks,
+    # pdb and coverage name the code object).
+    primitive.__name__ = primitive.__qualname__ = spec.name
+    code = primitive.__code__.replace(co_name=spec.name)
+    primitive.__code__ = code.replace(co_qualname=spec.name) if hasattr(code, "co_qualname") else code
+    primitive.__doc__ = spec.doc
+    primitive.__module__ = __name__
+    return jit(primitive)
+
+
+globals().update({name: _define(spec) for name, spec in VECTOR_OPS.items()})
 
 
 @jit
-def adds(ctx, dst, src, scalar, count):
-    """Adds: ``dst = src + scalar``."""
-    if not _check_unary(ctx, PRIM_ADDS, dst, src, count):
-        return
-    advance_preload(ctx)
-    _with_scalar(dst, src, scalar, count, _add)
-
-
-@jit
-def muls(ctx, dst, src, scalar, count):
-    """Muls: ``dst = src * scalar``."""
-    if not _check_unary(ctx, PRIM_MULS, dst, src, count):
-        return
-    advance_preload(ctx)
-    _with_scalar(dst, src, scalar, count, _mul)
-
-
-@jit
-def add(ctx, dst, a, b, count):
-    """Add: ``dst = a + b``."""
-    if not _check_binary(ctx, PRIM_ADD, dst, a, b, count):
-        return
-    advance_preload(ctx)
-    _add_tiles(dst, a, b, count)
-
-
-@jit
-def sub(ctx, dst, a, b, count):
-    """Sub: ``dst = a - b``."""
-    if not _check_binary(ctx, PRIM_SUB, dst, a, b, count):
-        return
-    advance_preload(ctx)
-    _binary(dst, a, b, count, _sub, _vload_operand)
-
-
-@jit
-def mul(ctx, dst, a, b, count):
-    """Mul: ``dst = a * b``."""
-    if not _check_binary(ctx, PRIM_MUL, dst, a, b, count):
-        return
-    advance_preload(ctx)
-    _mul_tiles(dst, a, b, count)
-
-
-@jit
-def div(ctx, dst, a, b, count):
-    """Div: ``dst = a / b`` (IEEE division, no fast reciprocal)."""
-    if not _check_binary(ctx, PRIM_DIV, dst, a, b, count):
-        return
-    advance_preload(ctx)
-    _binary(dst, a, b, count, _div, _vload_operand)
-
-
-@jit
-def vmax(ctx, dst, a, b, count):
-    """Max: ``dst = max(a, b)``, NaN-propagating like ``numpy.maximum``."""
-    if not _check_binary(ctx, PRIM_MAX, dst, a, b, count):
-        return
-    advance_preload(ctx)
-    _binary(dst, a, b, count, _max, _vload)  # selects an operand: its NaN kept as NumPy keeps it
-
-
-@jit
-def vsqrt(ctx, dst, src, count):
-    """Sqrt: ``dst = sqrt(src)`` (correctly rounded)."""
-    if not _check_unary(ctx, PRIM_SQRT, dst, src, count):
-        return
-    advance_preload(ctx)
-    _unary(dst, src, 0, count, _sqrt)
-
-
-@jit
-def cast_f16_to_f32(ctx, dst, src, count):
-    """Cast fp16 (uint16 bits) to fp32, exact."""
-    if not _check_unary(ctx, PRIM_CAST, dst, src, count):
-        return
-    advance_preload(ctx)
-    for i in range(min(count, dst.size, src.size)):
-        dst[i] = f16_to_f32(src[i])
-
-
-@jit
-def cast_f32_to_f16(ctx, dst, src, count):
-    """Cast fp32 to fp16 bits with round-to-nearest-even (CAST_RINT)."""
-    if not _check_unary(ctx, PRIM_CAST, dst, src, count):
-        return
-    advance_preload(ctx)
-    for i in range(min(count, dst.size, src.size)):
-        dst[i] = f32_to_f16(src[i])
-
-
-@jit
-def cast_bf16_to_f32(ctx, dst, src, count):
-    """Cast bf16 (uint16 bits) to fp32, exact."""
-    if not _check_unary(ctx, PRIM_CAST, dst, src, count):
-        return
-    advance_preload(ctx)
-    for i in range(min(count, dst.size, src.size)):
-        dst[i] = bf16_to_f32(src[i])
-
-
-@jit
-def cast_f32_to_bf16(ctx, dst, src, count):
-    """Cast fp32 to bf16 bits with round-to-nearest-even (CAST_RINT)."""
-    if not _check_unary(ctx, PRIM_CAST, dst, src, count):
-        return
-    advance_preload(ctx)
-    for i in range(min(count, dst.size, src.size)):
-        dst[i] = f32_to_bf16(src[i])
+def set_value(ctx, tensor, index, value):
+    """SetValue: ``tensor[index] = value`` on a UB tensor, from the scalar unit."""
+    if check_set_value(ctx, _address(tensor), tensor.nbytes, index, tensor.itemsize) and 0 <= index < tensor.size:
+        tensor[index] = value

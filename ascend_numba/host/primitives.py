@@ -1,0 +1,172 @@
+"""Every kernel primitive, declared once (SPEC §3).
+
+A :class:`Primitive` says what a primitive is: its name in kernels and on the device, its operands
+and their roles, its one-line doc, the checked-mode rule that verifies it, the trace event it
+records and, for a vector op, the math of one element.  Everything else is derived from
+:data:`PRIMITIVES`:
+
+* the compiled vector ops (``kernels/primitives/vector.py`` builds one per vector entry from its
+  element function; the other families implement theirs by hand, under the declared name);
+* checked mode's primitive codes and names (:mod:`.check`), the trace's event codes and
+  counters (:mod:`.trace`);
+* the linter's operand roles (:mod:`ascend_numba.lint`);
+* tile fusion's ops (``kernels/primitives/fusion.py``: a fused pass inlines the element
+  function's expression, so it computes what the primitive computes);
+* interpret mode, which runs the compiled code as Python (``kernels/interpret.py``).
+
+An element function is plain Python of numbers, one ``return`` of an expression of its
+parameters (the tile operands' values, then the scalars), so the compiler, the fusion pass and
+the interpreter read the same expression; where the CPU's own choice must be pinned (which NaN
+an fp16 Add returns), ``element`` or ``element_f16`` names an element intrinsic of
+``kernels/primitives/vector.py`` or a conversion of ``kernels/half.py`` instead.
+
+Plain Python: no Numba here (the linter and checked mode's messages read it without compiling).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "TENSOR_ROLES", "element_expression"]
+
+TENSOR_ROLES = ("dst", "src", "src1", "tmp")  # an operand a primitive writes (dst) or reads; checked mode's codes
+
+
+@dataclass(frozen=True)
+class Primitive:
+    """One primitive.  ``operands``: each parameter after ``ctx`` with its role (``dst``: the
+    tensor it writes; ``src``, ``src1``, ``tmp``: tensors it reads; ``scalar``: a value;
+    anything else: an offset, count or stride); ``rule``: the checked-mode rule verifying it
+    (a function beside it); ``trace``: ``"copy"`` when a traced lane logs each call.
+
+    Vector ops (``family == "vector"``): ``kind`` is ``"arith"`` (computed in fp32 for fp16
+    tiles, rounded to the destination), ``"cast"`` (``element`` names the conversion, bits in and
+    out) or ``"fill"`` (the scalar itself); ``quiets``: its result is arithmetic, so a NaN
+    operand comes out quieted (False for a selection or sign change, which keeps a NaN's bits)."""
+
+    name: str
+    device: str
+    family: str
+    operands: tuple
+    doc: str
+    rule: str
+    trace: str = ""
+    kind: str = ""
+    element: Callable | str | None = None
+    element_f16: str | None = None
+    quiets: bool = True
+
+    @property
+    def tiles(self) -> int:
+        """Tensor operands a vector op reads."""
+        return sum(1 for r in self.operands if r in ("src", "src1"))
+
+    @property
+    def scalars(self) -> int:
+        return sum(1 for r in self.operands if r == "scalar")
+
+    @property
+    def roles(self) -> tuple[int, tuple]:
+        """The call's argument index (``ctx`` is 0) of the tensor it writes and of those it reads
+        (a ``tmp`` is scratch: neither)."""
+        dst = self.operands.index("dst") + 1 if "dst" in self.operands else -1
+        return dst, tuple(i + 1 for i, r in enumerate(self.operands) if r in ("src", "src1"))
+
+
+# ---- vector elements: plain Python of numbers ---------------------------------------------------------
+
+def _add(x, y):
+    return x + y
+
+
+def _sub(x, y):
+    return x - y
+
+
+def _mul(x, y):
+    return x * y
+
+
+def _div(x, y):
+    return x / y
+
+
+def _sqrt(x):
+    return np.sqrt(x)
+
+
+def _scalar(value):
+    return value
+
+
+def element_expression(element: Callable) -> str:
+    """An element function's expression with its parameters as ``{0}``, ``{1}``... (the fused
+    pass inlines it)."""
+    fdef = ast.parse(textwrap.dedent(inspect.getsource(element))).body[0]
+    params = [a.arg for a in fdef.args.args]
+    ret = fdef.body[0] if len(fdef.body) == 1 else None
+    if not isinstance(ret, ast.Return) or ret.value is None:
+        raise ValueError(f"element {element.__name__}: the body is one return of an expression")
+
+    class _Slots(ast.NodeTransformer):
+        def visit_Name(self, node):
+            return ast.Name(id=f"{{{params.index(node.id)}}}", ctx=node.ctx) if node.id in params else node
+
+    return f"({ast.unparse(_Slots().visit(ret.value))})"
+
+
+def _vector(name, device, operands, doc, element, *, kind="arith", element_f16=None, quiets=True):
+    return Primitive(name, device, "vector", operands, doc, "check_vector", kind=kind, element=element,
+                     element_f16=element_f16, quiets=quiets)
+
+
+_BINARY = ("dst", "src", "src1", "count")
+_WITH_SCALAR = ("dst", "src", "scalar", "count")
+_UNARY = ("dst", "src", "count")
+
+# The order is the codes' (checked mode, trace): append, do not reorder within a run of the cache.
+PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
+    Primitive("alloc_buffer", "alloc_buffer", "memory", ("count", "dtype"),
+              "Bind ``count`` elements of ``dtype`` at the next block-aligned UB offset (TPipe::InitBuffer).",
+              "check_alloc"),
+    Primitive("data_copy", "DataCopy", "dma", ("dst", "dst_off", "src", "src_off", "count"),
+              "DataCopy: GM<->UB or UB<->UB, ``count`` elements in whole 32-byte blocks.", "check_transfer", "copy"),
+    Primitive("data_copy_pad", "DataCopyPad", "dma",
+              ("dst", "dst_off", "src", "src_off", "block_count", "block_len", "src_stride", "dst_stride"),
+              "DataCopyPad: ``block_count`` blocks of ``block_len`` bytes, strided, exact bytes.", "check_transfer",
+              "copy"),
+    Primitive("gather", "Gather", "dma", ("dst", "src", "src1", "base", "count"),
+              "Gather: ``dst[i] = src[base + offsets_bytes[i] / sizeof]`` (UB to UB).", "check_gather", "copy"),
+    _vector("duplicate", "Duplicate", ("dst", "scalar", "count"), "Duplicate: fill ``dst[:count]`` with a scalar.",
+            _scalar, kind="fill", quiets=False),
+    _vector("adds", "Adds", _WITH_SCALAR, "Adds: ``dst = src + scalar``.", _add),
+    _vector("muls", "Muls", _WITH_SCALAR, "Muls: ``dst = src * scalar``.", _mul),
+    _vector("add", "Add", _BINARY, "Add: ``dst = a + b``.", _add, element_f16="add_nan_first"),
+    _vector("sub", "Sub", _BINARY, "Sub: ``dst = a - b``.", _sub),
+    _vector("mul", "Mul", _BINARY, "Mul: ``dst = a * b``.", _mul, element_f16="mul_nan_first"),
+    _vector("div", "Div", _BINARY, "Div: ``dst = a / b`` (IEEE division, no fast reciprocal).", _div),
+    _vector("vmax", "Max", _BINARY, "Max: ``dst = max(a, b)``, NaN-propagating like ``numpy.maximum``.",
+            "max_element", quiets=False),
+    _vector("vsqrt", "Sqrt", _UNARY, "Sqrt: ``dst = sqrt(src)`` (correctly rounded).", _sqrt),
+    _vector("cast_f16_to_f32", "Cast", _UNARY, "Cast fp16 (uint16 bits) to fp32, exact.", "f16_to_f32",
+            kind="cast"),
+    _vector("cast_f32_to_f16", "Cast", _UNARY, "Cast fp32 to fp16 bits with round-to-nearest-even (CAST_RINT).",
+            "f32_to_f16", kind="cast"),
+    _vector("cast_bf16_to_f32", "Cast", _UNARY, "Cast bf16 (uint16 bits) to fp32, exact.", "bf16_to_f32",
+            kind="cast"),
+    _vector("cast_f32_to_bf16", "Cast", _UNARY, "Cast fp32 to bf16 bits with round-to-nearest-even (CAST_RINT).",
+            "f32_to_bf16", kind="cast"),
+    Primitive("ttrans", "TTRANS", "ttrans", ("dst", "dst_stride", "src", "src_stride", "rows", "cols", "tmp"),
+              "TTRANS: ``dst[j*dst_stride + i] = src[i*src_stride + j]`` for ``i < rows, j < cols``.",
+              "check_ttrans"),
+    Primitive("set_value", "SetValue", "vector", ("dst", "index", "scalar"),
+              "SetValue: ``tensor[index] = value`` on a UB tensor, from the scalar unit.", "check_set_value"),
+)}
+
+VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}
