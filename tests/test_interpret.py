@@ -8,6 +8,7 @@ the bug corpus interpreted is in test_checked.py; prints interpreted in test_ker
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -149,7 +150,7 @@ def test_pdb_stops_inside_a_lane_and_prints_a_ub_tile():
     out = done.stdout.splitlines()
     assert out[0].endswith("debugging.py(43)tail_add()"), out
     assert out[1] == "-> dump_tensor(ctx, y_loc, pos, 4)"
-    assert "(Pdb) (np.int64(1), np.int64(288), np.int64(32))" in out[2] or "(Pdb) (1, 288, 32)" in out[2]
+    assert _plain_ints(out[2]) == "(Pdb) (1, 288, 32)"
     assert out[3] == "(Pdb) array([288., 289., 290., 291.], dtype=float32)"  # x's values: the bug
     assert out[4] == "(Pdb) 64 of 320 elements wrong, the first at 128"
 
@@ -272,3 +273,36 @@ def test_lane_memory_twins_round_trip():
     TWINS[lane._store_word](at + 8, 2**64 - 1)
     assert TWINS[lane._load_word](at + 8) == 2**64 - 1 and row[1] == -1
     assert TWINS[lane._load_i32](at + 16, 0) == -7
+
+
+def _text_after(path: Path, command: str) -> list[str]:
+    """The lines of the ``text`` block that follows the block running ``command`` in a page."""
+    lines = path.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(command))
+    start = lines.index("```text", at) + 1
+    return lines[start:lines.index("```", start)]
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/kernels/debugging.md"])
+def test_the_pages_show_the_real_debugging_output(page):
+    shown = _text_after(ROOT / page, "python examples/debugging.py")
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "debugging.py")], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    printed = iter(done.stdout.splitlines())
+    for line in shown:  # in order; "..." stands for any lines
+        if line != "...":
+            assert line in printed, (page, line)
+    shown = _text_after(ROOT / page, "python examples/debugging.py --break")
+    session = [line.removeprefix("(Pdb) ") for line in shown if not line.startswith("(Pdb) ") or
+               not line.removeprefix("(Pdb) ").startswith(("p ", "c"))]
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "debugging.py"), "--break"],
+                          input="p ctx.block_idx, pos, count\np y_loc[:4]\nc\n", capture_output=True, text=True,
+                          timeout=300, cwd=ROOT, env={**os.environ, "PYTHONBREAKPOINT": "pdb.set_trace"})
+    printed = [_plain_ints(line.removeprefix("(Pdb) ")) for line in done.stdout.splitlines()]
+    assert printed[0].endswith(session[0].removeprefix("> ..."))
+    assert printed[1:] == [_plain_ints(line) for line in session[1:]]
+
+
+def _plain_ints(line: str) -> str:
+    return re.sub(r"np\.int64\((-?\d+)\)", r"\1", line)  # NumPy 2 reprs scalars as np.int64(1), NumPy 1 as 1
