@@ -12,8 +12,8 @@ turns a function written with the vector-op vocabulary into such a loop::
     scale_add(ctx, n, True, x_loc, y_loc, z_loc, t_loc, 2.0)   # (ctx, count, fuse, tiles and scalars)
 
 A program's body is a sequence of ``tile = op(operands)`` lines (every vector op declared in
-:mod:`ascend_numba.host.primitives`: ``adds muls add sub mul div vmax vsqrt duplicate`` and
-the four casts, with the primitives' operand order minus ``ctx``, the destination and the count), ``if``/``else`` on flag parameters, and calls of other programs
+:mod:`ascend_numba.host.primitives`, with the primitives' operand order minus ``ctx``, the
+destination and the count), ``if``/``else`` on flag parameters, and calls of other programs
 (inlined: a program may pass one tile under two of its callee's names, as an in-place update
 does).  Every parameter is a tile (a destination or a tile operand), a scalar (an operand
 expression of scalar parameters: ``beta1 - one``, ``-one``; no number literals, whose type

@@ -1,6 +1,6 @@
-"""Vector unit: every vector op declared in :mod:`ascend_numba.host.primitives` (Duplicate, Adds,
-Muls, Add, Sub, Mul, Div, Max, Sqrt, the casts), built here from its declaration, and
-SetValue (tile fusion of these ops: :mod:`.fusion`).
+"""Vector unit: every vector op declared in :mod:`ascend_numba.host.primitives` (arithmetic,
+Duplicate, the casts), built here from its declaration, and SetValue (tile fusion of these ops:
+:mod:`.fusion`).
 
 Operands are UB tensors.  uint16 tiles are fp16 in arithmetic: each op is computed in fp32 and
 rounded to fp16, which is exact IEEE fp16 for + - * / sqrt.  bf16 has no vector arithmetic here,
@@ -221,7 +221,7 @@ def _fill(dst, value, count):
 
 @jit(inline="always")
 def _map(dst, src, count, op, load):
-    # A unary op (Sqrt).
+    # An op of one tile (Sqrt).
     n = min(count, dst.size, src.size)
     if _address(dst) == _address(src):
         for i in range(n):
