@@ -101,6 +101,10 @@ def _sqrt(x):
     return np.sqrt(x)
 
 
+def _abs(x):
+    return abs(x)
+
+
 def _scalar(value):
     return value
 
@@ -167,6 +171,8 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "check_ttrans"),
     Primitive("set_value", "SetValue", "vector", ("dst", "index", "scalar"),
               "SetValue: ``tensor[index] = value`` on a UB tensor, from the scalar unit.", "check_set_value"),
+    _vector("vabs", "Abs", _UNARY, "Abs: ``dst = |src|`` (the sign bit cleared, a NaN's payload kept).", _abs,
+            quiets=False),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}
