@@ -12,8 +12,10 @@ import os
 import statistics
 import time
 
-# Benchmarks measure kernels, not their prints: kprint / dump_tensor compile to nothing here.
+# Benchmarks measure compiled kernels, not their prints: kprint / dump_tensor compile to nothing
+# here, and ASCEND_NUMBA_INTERPRET (a debugging session's setting) does not apply.
 os.environ.setdefault("ASCEND_NUMBA_KERNEL_PRINTS", "0")
+os.environ.pop("ASCEND_NUMBA_INTERPRET", None)
 
 import numba
 import numpy as np

@@ -3,6 +3,7 @@ at compile time; nothing for kernels that do not print."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -119,3 +120,19 @@ def test_kprint_takes_a_literal_format_and_numbers():
 
     with pytest.raises(Exception, match="it prints integers and floats"):
         bad.launch(np.zeros(8, np.float32), block_dim=1)
+
+
+def test_benchmarks_run_compiled_kernels_without_prints():
+    # bench/conftest.py turns prints off and ignores a debugging session's ASCEND_NUMBA_INTERPRET.
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = ("import runpy; runpy.run_path('bench/conftest.py')\n"
+            "from ascend_numba.kernels.primitives.debug import prints_enabled\n"
+            "from ascend_numba.kernels.interpret import interpreting\n"
+            "print(prints_enabled(), interpreting())\n")
+    env = {k: v for k, v in os.environ.items() if k != "ASCEND_NUMBA_KERNEL_PRINTS"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300,
+                          env={**env, "ASCEND_NUMBA_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]
