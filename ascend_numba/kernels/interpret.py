@@ -21,7 +21,8 @@ The code is the compiled code, so the bits, the checked-mode errors and the trac
 compiled run's; only the twins are written twice, each tested against its intrinsic.  Lanes run
 one after another in lane order (a kernel calling ``sync_all`` on threads, one per lane, as
 compiled).  NumPy warnings are off inside a lane: compiled code wraps and divides by zero
-silently.
+silently.  Under NumPy 1.x, NEP 50 promotion is on while a lane runs (see
+:func:`_weak_python_scalars`).
 """
 
 from __future__ import annotations
@@ -266,6 +267,33 @@ python_twin(numba.literal_unroll)(lambda values: values)
 
 # ---- running a lane ----------------------------------------------------------------------------------
 
+# Compiled code mixes NumPy integers with Python ones as Numba types them: uint64 * 2 stays uint64.
+# NumPy 2 promotes a Python scalar the same way (NEP 50); NumPy 1.x turns np.uint64 * int into a
+# float64 unless its NEP 50 promotion is switched on, which is process-wide: on while any
+# interpreted lane runs.
+_NEP50 = hasattr(np, "_set_promotion_state") and np.lib.NumpyVersion(np.__version__) < "2.0.0"
+_nep50_users = [0, None]
+
+
+@contextlib.contextmanager
+def _weak_python_scalars():
+    if not _NEP50:
+        yield
+        return
+    with _lock:
+        if _nep50_users[0] == 0:
+            _nep50_users[1] = np._get_promotion_state()
+            np._set_promotion_state("weak")
+        _nep50_users[0] += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _nep50_users[0] -= 1
+            if _nep50_users[0] == 0:
+                np._set_promotion_state(_nep50_users[1])
+
+
 _RAISED: dict = {}  # negative key -> the exception a lane raised
 _next_key = [0]
 
@@ -275,7 +303,7 @@ def run_python(body, ctx, args: tuple, tiling) -> tuple[int, int]:
     raised (the exception kept for :func:`raised`), as the compiled body's call returns."""
     call_args = (ctx, *args) if tiling is None else (ctx, *args, tiling)
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), _weak_python_scalars():
             body(*call_args)
     except (KeyboardInterrupt, SystemExit):
         raise
