@@ -159,6 +159,22 @@ def test_property_equals_numpy_tile(problem):
     _same(got, ref)
 
 
+@settings(max_examples=150, deadline=None)
+@given(_problems())
+def test_property_interpreted_equals_numpy_tile(problem):
+    # Interpret mode runs the same kernel paths as Python: forced paths, lanes, checked or not.
+    shape, reps, dtype, path, block_dim, checked = problem
+    x = _data(shape, dtype, seed=len(shape))
+    ref = np.tile(x, reps)
+    assume(ref.size <= 20_000)
+    try:
+        got = an.tile(x, reps, path=path, block_dim=block_dim, checked=checked, interpret=True)
+    except ValueError as e:
+        assert path is not None and "cannot run this shape" in str(e)
+        got = an.tile(x, reps, block_dim=block_dim, checked=checked, interpret=True)
+    _same(got, ref)
+
+
 def test_out_parameter_and_aliasing():
     x = _data((64, 48), np.int16)
     out = np.empty((128, 96), np.int16)

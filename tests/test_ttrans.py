@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from helpers import data as _data
 from helpers import same as _same
 
@@ -215,3 +217,13 @@ def test_tmp_bytes_takes_c0_by_the_rule_convert_format_applies():
     with pytest.raises(ValueError, match="does not match the input's C0 dim 16"):
         an.ttrans_tmp_bytes((1, 2, 3, 3, 16), np.float16, "NC1HWC0", "NCHW", c0=8)
     assert an.ttrans_tmp_bytes((1, 16, 4, 4), np.float16, "NCHW", "NC1HWC0", c0=4) == 4 * 4 * 16 * 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 70), st.integers(1, 70), st.sampled_from(["float32", "float16", "int8", "uint16"]),
+       st.integers(1, 48), st.booleans())
+def test_property_interpreted_transpose_equals_numpy(h, w, dtype, block_dim, checked):
+    # Interpret mode runs TTRANS's vector and scalar tile paths as Python: x.T, bit for bit.
+    x = _data((h, w), dtype_by_name(dtype), seed=h * w)
+    got = an.transpose2d(x, block_dim=block_dim, checked=checked, interpret=True)
+    _same(got, np.ascontiguousarray(x.T))
