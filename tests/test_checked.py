@@ -211,20 +211,10 @@ def test_broken_kernel_is_caught(kernel, n, block_dim, lane, primitive, operand,
     assert isinstance(err, an.KernelError)
     # Nothing the lanes wrote survives a failed checked launch.
     assert x.tobytes() == before[0].tobytes() and y.tobytes() == before[1].tobytes()
-
-
-@pytest.mark.parametrize("kernel, n, block_dim, lane, primitive, operand, rule", CORPUS,
-                         ids=[c[0].py_func.__name__ for c in CORPUS])
-def test_broken_kernel_is_caught_interpreted_with_the_same_error(kernel, n, block_dim, lane, primitive, operand, rule):
-    x, y = _args(n)
-    before = (x.copy(), y.copy())
-    with pytest.raises(an.KernelCheckError) as compiled:
-        kernel.launch(x, y, n, block_dim=block_dim, checked=True)
+    # Interpreted, the same rules run as Python: the same error, the arrays restored again.
     with pytest.raises(an.KernelCheckError) as interpreted:
         kernel.launch(x, y, n, block_dim=block_dim, checked=True, interpret=True)
-    got, want = interpreted.value, compiled.value
-    assert (got.lane, got.primitive, got.operand, got.rule) == (lane, primitive, operand, rule)
-    assert str(got) == str(want) and got.details == want.details
+    assert str(interpreted.value) == str(err) and interpreted.value.details == err.details
     assert x.tobytes() == before[0].tobytes() and y.tobytes() == before[1].tobytes()
 
 

@@ -37,6 +37,7 @@ from ..host.check import (
 from .._numba_compat.call import call_by_address
 from .._numba_compat.extending import cgutils, overload, python_twin
 from .._numba_compat.jit import OVERLOAD_OPTIONS, function_address, jit, make_addressable
+from .interpret import python_function
 from .lane import (
     LANE_TYPES, STATE_AUTO, STATE_GARBAGE, STATE_MOVED, STATE_PRIMITIVE, CheckedLane, _load_i32, _load_i64, _load_word,
     _store_i64, _store_word, _voidptr,
@@ -145,8 +146,6 @@ def _rule_caller(argtys: tuple):
     @python_twin(call_rule)
     def call_rule_py(table, slot, ctx, args):
         # Interpret mode: the rule itself, on Python integers (exact where int64 and uint64 mix).
-        from .interpret import python_function
-
         return bool(python_function(_RULES[slot][0].py_func)(ctx, *(int(v) for v in args)))
 
     return call_rule

@@ -88,7 +88,7 @@ def interpret(enabled: bool = True):
 
 # ---- compiled objects -> what runs in their place --------------------------------------------------
 
-_FUNCTIONS: dict = {}  # (code, id(globals), extra names) -> interpreted function
+_FUNCTIONS: dict = {}  # (code, id(globals), closure cells, constants) -> (function, interpreted function)
 _lock = threading.RLock()
 
 
@@ -101,24 +101,21 @@ def _intrinsic_type():
 _INTRINSIC = _intrinsic_type()
 
 
-def _twin_of(obj):
+def _registered(table: dict, obj):
     try:
-        return TWINS.get(obj)
-    except TypeError:  # unhashable
+        return table.get(obj)
+    except TypeError:  # unhashable: not a registered object
         return None
 
 
 def _stands_for(obj):
     """What interpret mode runs in place of ``obj`` (``obj`` itself when it is plain Python)."""
-    twin = _twin_of(obj)
+    twin = _registered(TWINS, obj)
     if twin is not None:
         return twin
     if is_jitted(obj):
         return python_function(obj.py_func)
-    try:
-        generator = OVERLOADS.get(obj)
-    except TypeError:
-        generator = None
+    generator = _registered(OVERLOADS, obj)
     if generator is not None:
         return OverloadCall(obj, generator)
     if isinstance(obj, _INTRINSIC):

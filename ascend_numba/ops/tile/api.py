@@ -119,7 +119,7 @@ def _run(arr: np.ndarray, call: _TileCall, out, trace: bool, checked: bool, inte
         return (out, None) if trace else out
     src = source_for(arr, out, fresh)
     if call.problem is not None and not (trace or checked or interpret):
-        call.problem.run((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)))
+        call.problem.run((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)), interpret=False)
         return out
     traces = _tile_into(src.reshape(call.padded), call.multiples, out, call.block_dim, call.platform, call.path,
                         trace, checked, fresh, interpret)
