@@ -11,7 +11,8 @@ import pytest
 
 import ascend_numba as an
 from ascend_numba import kernels
-from ascend_numba.host import check, trace
+from ascend_numba.checked import rules as check
+from ascend_numba.host import trace
 from ascend_numba.host.primitives import PRIMITIVES, VECTOR_OPS, element_expression
 from ascend_numba.kernels import alloc_buffer, constant, data_copy, vabs, vector_program, vmax
 from ascend_numba.kernels.primitives import fusion

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 import ascend_numba as an
-from ascend_numba.kernels import alloc_buffer, data_copy, data_copy_pad, kernel, launch
+from ascend_numba.kernels import alloc_buffer, data_copy, data_copy_pad, kernel, run
 from ascend_numba.kernels.lane import STATE_STREAM
 from ascend_numba.ops.ttrans import reference as R
 
 
 @pytest.fixture
 def always_stream(monkeypatch):
-    monkeypatch.setattr(launch, "STREAM_BYTES", 0)
+    monkeypatch.setattr(run, "STREAM_BYTES", 0)
 
 
 @kernel
@@ -53,7 +53,7 @@ def copy_small(ctx, x, y):
 def test_only_big_launches_stream():
     x, y = np.zeros(32, np.uint8), np.zeros(32, np.uint8)
     assert (copy_small.launch(x, y, block_dim=2)[:, STATE_STREAM] == 0).all()
-    big = np.zeros(launch.STREAM_BYTES, np.uint8)
+    big = np.zeros(run.STREAM_BYTES, np.uint8)
     assert (copy_small.launch(big, y, block_dim=2)[:, STATE_STREAM] == 1).all()
 
 

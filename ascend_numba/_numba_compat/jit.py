@@ -121,12 +121,14 @@ def _probe() -> None:
 
 @functools.cache
 def compiled_code_digest() -> str:
-    """A hash of every module compiled code can depend on (``kernels/``, ``host/`` and this wall with
-    their subpackages, each op's ``kernel.py`` and ``plan.py``, ``config.py``) and of the Numba version.
+    """A hash of every module compiled code can depend on (``kernels/``, ``checked/``, ``host/`` and this
+    wall with their subpackages, each op's ``kernel.py`` and ``plan.py``, ``config.py``) and of the Numba
+    version.
     Numba's own cache only notices changes to a function's own file, and compiled functions
     here call each other across files."""
     h = hashlib.sha256(numba.__version__.encode())
-    sources = [*_PACKAGE.joinpath("kernels").rglob("*.py"), *_PACKAGE.joinpath("host").rglob("*.py"),
+    sources = [*_PACKAGE.joinpath("kernels").rglob("*.py"), *_PACKAGE.joinpath("checked").rglob("*.py"),
+               *_PACKAGE.joinpath("host").rglob("*.py"),
                *_PACKAGE.joinpath("_numba_compat").rglob("*.py"),
                *_PACKAGE.glob("ops/*/kernel.py"), *_PACKAGE.glob("ops/*/plan.py"), *_PACKAGE.glob("config.py")]
     for path in sorted(sources):

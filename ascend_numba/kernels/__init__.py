@@ -6,7 +6,7 @@ Kernel authors import from here::
     from ascend_numba.kernels import kernel, alloc_buffer, data_copy, data_copy_pad, add
 """
 
-from ..host.check import KernelCheckError
+from ..checked.messages import KernelCheckError
 from . import primitives
 from .interpret import interpret
 from .launch import Kernel, KernelError, as_gm, compile_messages, constant, kernel

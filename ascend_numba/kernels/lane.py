@@ -38,14 +38,14 @@ CheckedLane = collections.namedtuple("CheckedLane", TracedLane._fields + ("check
                                                                            "regions_addr", "n_regions", "rules_addr"))
 CheckedLane.__doc__ = """A TracedLane whose primitives also verify every access (checked=True): the addresses of
 its check row (first violation), of the UB shadow (one byte per UB byte, equal to the lane's
-``epoch`` where written since Init), of the GM region table (see ``check``) and of the table of
-the compiled rules (see ``check.rule_table``)."""
+``epoch`` where written since Init), of the GM region table (see ``checked.regions``) and of the table of
+the compiled rule functions (see ``checked.dispatch.rule_table``)."""
 
 STATE_UB_TOP, STATE_ERROR, STATE_ERROR_DETAIL = 0, 1, 2
 STATE_TTRANS_VECTOR, STATE_TTRANS_SCALAR = 3, 4  # tiles each TTRANS path transposed
 STATE_STREAM = 5  # set by the host: UB -> GM copies of this launch bypass the CPU caches
 STATE_PRELOAD_PENDING = 6  # GM regions announced by preload() and not yet fetched in full
-STATE_GARBAGE = 7  # checked mode: the lane has marked UB bytes garbage (see kernels.check)
+STATE_GARBAGE = 7  # checked mode: the lane has marked UB bytes garbage (see checked.ub_shadow)
 STATE_PRELOAD = 8  # then (address, bytes left, bytes per vector op) of each of PRELOAD_REGIONS regions
 PRELOAD_REGIONS = 8
 STATE_BARRIER = STATE_PRELOAD + 3 * PRELOAD_REGIONS  # the launch's SyncAll barrier (its address), 0 if none

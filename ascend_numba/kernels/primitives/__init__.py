@@ -17,7 +17,7 @@ Every primitive takes the lane context ``ctx`` first, the way an Ascend C kernel
 core at hand.  Tensors are 1-D NumPy views: a GM tensor is the caller's array (flat); a local
 tensor is a typed view of the lane's UB bytes returned by :func:`alloc_buffer` at Init and kept
 for the whole kernel.  Each primitive's checked-mode rule (``check_*``, made a hook by
-:func:`ascend_numba.kernels.check.checked_rule`) and its trace hook sit beside it: tracing and
+:func:`ascend_numba.checked.dispatch.checked_rule`) and its trace hook sit beside it: tracing and
 checking dispatch on the type of ``ctx`` (:class:`TracedLane`, :class:`CheckedLane`) and compile
 to nothing with a plain :class:`Lane`.
 """

@@ -15,16 +15,19 @@ import numpy as np
 from numba import carray, types
 
 from ...config import SMALL_COPY, STREAM_MIN_ROW_BYTES
-from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE, RULE
+from ...checked import report
+from ...checked.auto import auto_read, enter, mark_loaded, moved_data
+from ...checked.dispatch import BLOCK_COUNT, BLOCK_LEN, COUNT, DST_STRIDE, SRC_STRIDE, checked_rule, count_ok, is_ub
+from ...checked.gm_ownership import claim, note_read
+from ...checked.gm_regions import carries_garbage, carry_garbage, gm_range, region_bytes
+from ...checked.rules import GM, OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE, UB
+from ...checked.ub_shadow import (
+    first_garbage, first_unwritten, is_local_operand, mark_blocks_written, mark_epoch, mark_written, move_garbage,
+    set_garbage, ub_aligned, ub_blocks_read_ok, ub_range_ok, ub_read_ok,
+)
 from ...host.trace import DIR_LOCAL, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..check import (
-    BLOCK_COUNT, BLOCK_LEN, COUNT, DST_STRIDE, SRC_STRIDE, auto_read, carries_garbage, carry_garbage, checked_rule,
-    claim, count_ok, enter, first_garbage, first_unwritten, gm_range, is_local_operand, is_ub, mark_blocks_written,
-    mark_epoch, mark_loaded, mark_written, move_garbage, moved_data, note_read, region_bytes, set_garbage, ub_aligned,
-    ub_blocks_read_ok, ub_range_ok, ub_read_ok, violation,
-)
 from ..lane import STATE_STREAM, _address, _load_i64, _voidptr
 from .context import copy_direction, in_ub, trace_copy
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
@@ -34,7 +37,6 @@ __all__ = ["data_copy", "data_copy_pad", "gather", "copy_bytes"]
 PRIM_DATA_COPY = PRIMITIVE["DataCopy"]
 PRIM_DATA_COPY_PAD = PRIMITIVE["DataCopyPad"]
 PRIM_GATHER = PRIMITIVE["Gather"]
-RULE_COPY_COUNT_ALIGN = RULE["data-copy-count-unaligned"]
 
 
 # ---- the byte copies ----------------------------------------------------------------------------
@@ -146,8 +148,9 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
         # Where each side starts: a UB byte offset, or a byte offset in the GM tensor passed.
         s = src_addr - ctx.ub_addr + src_byte if src_local else src_byte
         d = dst_addr - ctx.ub_addr + dst_byte if dst_local else dst_byte
-        violation(ctx, RULE_COPY_COUNT_ALIGN, prim, OPERAND_SRC, block_len, ctx.block_bytes, s, d,
-                  (1 if src_local else 0) + (2 if dst_local else 0))
+        report.data_copy_count_unaligned(ctx, prim, OPERAND_SRC, bytes=block_len, block_bytes=ctx.block_bytes,
+                                         src=UB if src_local else GM, src_byte=s, dst=UB if dst_local else GM,
+                                         dst_byte=d)
         return False
     if block_count == 1:  # one block: the strides play no part
         src_pitch = dst_pitch = block_len

@@ -7,35 +7,32 @@ from __future__ import annotations
 
 from numba import carray
 
-from ...host.check import OPERAND_DST, PRIMITIVE, RULE
+from ...checked import report
+from ...checked.auto import tile_rebound
+from ...checked.dispatch import checked_rule
+from ...checked.rules import OPERAND_DST, PRIMITIVE
 from ..._numba_compat.extending import as_dtype, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..check import checked_rule, violation
-from ..lane import ERR_UB_CAPACITY, STATE_AUTO, STATE_MOVED, STATE_UB_TOP, _load_i64, _store_i64, _voidptr
+from ..lane import ERR_UB_CAPACITY, STATE_UB_TOP, _load_i64, _store_i64, _voidptr
 from .context import lane_error
 
 __all__ = ["alloc_buffer", "reinterpret"]
 
 PRIM_ALLOC_BUFFER = PRIMITIVE["alloc_buffer"]
-RULE_UB_CAPACITY = RULE["ub-over-capacity"]
-RULE_TILE_REBOUND = RULE["tile-rebound"]
 
 
 @checked_rule
 @jit
 def check_alloc(ctx, end):
     """alloc_buffer in an AUTO-mode kernel: not after the lane's first data movement (3.3)."""
-    if _load_i64(ctx.state_addr, STATE_AUTO) != 0 and _load_i64(ctx.state_addr, STATE_MOVED) != 0:
-        violation(ctx, RULE_TILE_REBOUND, PRIM_ALLOC_BUFFER, OPERAND_DST, end, 0, 0, 0, 0)
-        return False
-    return True
+    return tile_rebound(ctx, PRIM_ALLOC_BUFFER, end)
 
 
 @checked_rule
 @jit
 def check_alloc_failed(ctx, end):
     """alloc_buffer went past ub_size."""
-    violation(ctx, RULE_UB_CAPACITY, PRIM_ALLOC_BUFFER, OPERAND_DST, end, ctx.ub_size, 0, 0, 0)
+    report.ub_over_capacity(ctx, PRIM_ALLOC_BUFFER, OPERAND_DST, requested_end=end, ub_size=ctx.ub_size)
     return False
 
 

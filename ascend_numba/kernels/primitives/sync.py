@@ -24,7 +24,7 @@ from numba import types
 
 from ..._numba_compat.extending import overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..check import end_phase
+from ...checked.gm_ownership import end_phase
 from ..lane import ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, STATE_BARRIER, CheckedLane, _load_i64
 from .context import lane_error
 from .llvm import atomic_add_i64, atomic_load_i64, atomic_store_i64, atomic_swap_i64, yield_thread

@@ -13,13 +13,14 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_TMP, PRIMITIVE
+from ...checked.auto import enter
+from ...checked.dispatch import COLS, ROWS, checked_rule, count_ok
+from ...checked.rules import OPERAND_DST, OPERAND_SRC, OPERAND_TMP, PRIMITIVE
+from ...checked.ub_shadow import (
+    first_garbage, is_local_operand, mark_epoch, mark_written, set_garbage, ub_aligned, ub_range_ok, ub_read_ok,
+)
 from ..._numba_compat.extending import python_twin
 from ..._numba_compat.jit import jit
-from ..check import (
-    COLS, ROWS, checked_rule, count_ok, enter, first_garbage, is_local_operand, mark_epoch, mark_written, set_garbage,
-    ub_aligned, ub_range_ok, ub_read_ok,
-)
 from ..lane import ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, _address
 from .context import count_event, lane_error
 from .dma import copy_bytes

@@ -16,15 +16,14 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
-from ...host.check import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
+from ...checked.auto import enter
+from ...checked.dispatch import ELEMENTS, checked_rule, count_ok
+from ...checked.rules import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
+from ...checked.ub_shadow import is_local_operand, mark_written, propagate_garbage, ub_aligned, ub_range_ok, ub_read_ok
 from ...host.primitives import VECTOR_OPS, Primitive
 from ..._numba_compat.extending import overload, python_twin
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from .. import half
-from ..check import (
-    ELEMENTS, checked_rule, count_ok, enter, is_local_operand, mark_written, propagate_garbage, ub_aligned, ub_range_ok,
-    ub_read_ok,
-)
 from ..half import _is_nan, f16_to_f32, f16_to_f32_quiet, f32_to_f16
 from ..lane import _address
 from .preload import advance_preload

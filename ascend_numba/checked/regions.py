@@ -1,0 +1,266 @@
+"""The GM side of a checked launch, on the host: the region table, the maps behind it, and what
+is read back from them when the launch ends (SPEC §8).
+
+Each GM array argument is a region: a row of :data:`REGION_DTYPE`, which compiled code reads
+field by field by name (:mod:`.gm_regions`).  Behind a row are its maps, bytes from pools
+reused from launch to launch:
+
+* the owner map: per GM byte, ``lane + 1`` of its writer (uint16 past 254 lanes; the top
+  value: written before the last SyncAll), and the reader map, the same for reads (the top
+  value: several lanes).  Each is summarized per :data:`GRANULE` bytes (one int32: the mark
+  every byte of the granule has, or :data:`MIXED`: the bytes say), so a copy over whole
+  granules reads and writes a summary each (see :mod:`.gm_ownership`);
+* the garbage map: per GM byte, the code of the primitive that left garbage there (0: clean);
+* the backup: each byte's value before its first write, so a failed launch can put the
+  caller's arrays back as they were.
+
+When the launch ends, the host reads the maps for the rules only the end can tell
+(``gm-write-garbage``, ``gm-output-unwritten``), restores the arrays after a violation and
+clears what the launch wrote in the pooled maps.
+
+What "GM padding" means: the device allocator rounds a tensor up to the 32-byte block and adds
+one block (``align_up(nbytes, 32) + 32``), so a DataCopy that rounds a tail up to whole blocks
+stays inside the allocation.  Reads may reach that far (``readable``) and writes too where the
+view ends its allocation (``writable``; writes past the tensor's bytes are dropped).  Padding
+lies past an allocation's end, not between views of one array: a view that ends inside a larger
+array (``out[:n]`` beside ``out[n:]``) may be read up to the limit but written only within its bytes.
+
+Plain Python: no Numba in this module.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..config import CHECK_MAP_POOL_BYTES
+from .messages import primitive_name
+from .rules import GM_OUTPUT_UNWRITTEN, GM_WRITE_GARBAGE
+
+__all__ = ["REGION_DTYPE", "GRANULE", "MIXED", "TOUCHED_OWNER", "TOUCHED_READER", "owner_marks", "CheckMaps",
+           "RegionMaps", "gm_regions", "CHECK_MAPS"]
+
+REGION_DTYPE = np.dtype([
+    ("addr", np.int64),         # the tensor's first byte
+    ("nbytes", np.int64),       # its bytes
+    ("readable", np.int64),     # bytes a read may reach (with GM padding)
+    ("writable", np.int64),     # bytes a write may reach (padding only where the view ends its allocation)
+    ("owner_width", np.int64),  # bytes per owner / reader mark: 1, or 2 past 254 lanes
+    ("owner_map", np.int64),    # address of the owner map
+    ("reader_map", np.int64),   # address of the reader map
+    ("owner_sums", np.int64),   # address of the owner map's granule summaries (int32)
+    ("reader_sums", np.int64),  # address of the reader map's granule summaries
+    ("garbage_map", np.int64),  # address of the garbage map
+    ("backup", np.int64),       # address of the backup, 0: none (a fresh output the caller drops)
+    ("dirty", np.int64),        # garbage was written to the tensor (its garbage map is not all 0)
+    ("written", np.int64),      # a lane wrote the tensor since the last SyncAll
+    ("read", np.int64),         # a lane read it since the last SyncAll
+    ("touched", np.int64),      # TOUCHED_* bits: the summaries this launch wrote
+])
+GRANULE = 256
+MIXED = -1
+TOUCHED_OWNER, TOUCHED_READER = 1, 2
+
+
+def owner_marks(block_dim: int):
+    """The owner/reader map element type for ``block_dim`` lanes and its top value, kept free
+    for the markers: an owner written before the last SyncAll (ordered with everything after it)
+    and a byte several lanes read."""
+    dtype = np.uint8 if block_dim <= 254 else np.uint16  # checked launches take up to 65534 lanes
+    return dtype, np.iinfo(dtype).max
+
+
+class CheckMaps(threading.local):
+    """Bytes for checked launches' maps, reused from launch to launch: a fresh map costs a page
+    fault and the kernel's zeroing per page (0.84 ms for 16 MB, against 0.19 ms to clear a reused
+    one).  The summaries and garbage maps must start zeroed and are cleared where a launch wrote
+    them (:meth:`RegionMaps.clear`); the owner and reader byte maps need not (a byte is read only
+    where its granule's summary says MIXED, and a granule is filled before it becomes that), nor
+    do the backups."""
+
+    def zeroed(self, nbytes: int) -> np.ndarray:
+        """Zeroed bytes (give them back zeroed)."""
+        return self._pooled("zeroed_buf", nbytes, np.zeros)
+
+    def shadow(self, nbytes: int) -> tuple[np.ndarray, int]:
+        """The UB shadow of one-lane-at-a-time launches and the epoch its next lane takes: a new
+        shadow starts at epoch 0, whose lane clears it (see ``kernels.launchers``)."""
+        buf = getattr(self, "shadow_buf", None)
+        if buf is None or buf.size != nbytes:
+            buf = self.shadow_buf = np.empty(nbytes, np.uint8)
+            self.epoch = 0
+        return buf, self.epoch
+
+    def byte_maps(self, nbytes: int) -> np.ndarray:
+        """Bytes for the owner and reader maps, not zeroed."""
+        return self._pooled("byte_map_buf", nbytes, np.empty)
+
+    def backups(self, nbytes: int) -> np.ndarray:
+        """Bytes for the backups of the caller's arrays, not zeroed (read only where written)."""
+        return self._pooled("backup_buf", nbytes, np.empty)
+
+    def pooled(self, maps: np.ndarray) -> bool:
+        return maps.base is not None and maps.base is getattr(self, "zeroed_buf", None)
+
+    def _pooled(self, name: str, nbytes: int, make) -> np.ndarray:
+        buf = getattr(self, name, None)
+        if buf is None or buf.size < nbytes:
+            buf = make(nbytes, np.uint8)
+            if nbytes <= CHECK_MAP_POOL_BYTES:
+                setattr(self, name, buf)
+        return buf[:nbytes]
+
+
+CHECK_MAPS = CheckMaps()
+
+
+class _Carver:
+    """Consecutive 64-byte aligned slices of one buffer, each with its address (from the buffer's
+    own: an array's ``__array_interface__`` costs ~2 us a call)."""
+
+    def __init__(self, buf: np.ndarray):
+        self.buf, self.base, self.at = buf, buf.__array_interface__["data"][0], 0
+
+    def take(self, nbytes: int, dtype=np.uint8) -> tuple[np.ndarray, int]:
+        start = self.at
+        self.at += -(-nbytes // 64) * 64
+        return self.buf[start:start + nbytes].view(dtype), self.base + start
+
+    @staticmethod
+    def size(*nbytes: int) -> int:
+        return sum(-(-n // 64) * 64 for n in nbytes) + 64  # slack past the last: word-sized accesses
+
+
+@dataclass
+class RegionMaps:
+    """A checked launch's maps of one GM argument, as the host reads them when the launch ends."""
+
+    array: np.ndarray
+    name: str
+    owner: np.ndarray  # byte map, read where owner_sums is MIXED
+    owner_sums: np.ndarray
+    reader_sums: np.ndarray
+    garbage: np.ndarray
+    backup: np.ndarray | None
+    must_write: bool  # a declared output: every byte must be written by some lane
+
+    def written(self) -> np.ndarray:
+        """Per byte, whether a lane wrote it (its owner is a lane or the before-a-SyncAll mark)."""
+        n = self.array.nbytes
+        whole = np.repeat(self.owner_sums > 0, GRANULE)[:n]
+        mixed = np.repeat(self.owner_sums == MIXED, GRANULE)[:n]
+        return whole | (mixed & (self.owner != 0))
+
+    def writer(self, byte: int) -> int | None:
+        """The lane that wrote one byte (-1: a lane before a SyncAll, whose marks keep no lane),
+        None outside the tensor."""
+        if not 0 <= byte < self.array.nbytes:
+            return None
+        mark = int(self.owner_sums[byte // GRANULE])
+        mark = int(self.owner[byte]) if mark == MIXED else mark
+        return -1 if mark == np.iinfo(self.owner.dtype).max else mark - 1
+
+    def garbage_left(self, row):
+        """gm-write-garbage: the first byte the launch left garbage in, or None."""
+        if not row["dirty"]:
+            return None
+        left = np.flatnonzero(self.garbage)
+        if not left.size:
+            return None
+        byte = int(left[0])
+        return GM_WRITE_GARBAGE.error(self.writer(byte), primitive_name(int(self.garbage[byte])), "src",
+                                      {"tensor": self.name, "byte": byte})
+
+    def unwritten(self):
+        """gm-output-unwritten: the first run of bytes of a declared output no lane wrote, named
+        with the lanes that wrote the bytes on either side, or None."""
+        if not self.must_write or self.array.nbytes == 0:
+            return None
+        written = self.written()
+        missing = np.flatnonzero(~written)
+        if not missing.size:
+            return None
+        first = int(missing[0])
+        after = np.flatnonzero(written[first:])
+        end = first + int(after[0]) if after.size else written.size
+        before, beyond = self.writer(first - 1), self.writer(end)
+        lane = before if before is not None and before >= 0 else beyond if beyond is not None and beyond >= 0 else -1
+        return GM_OUTPUT_UNWRITTEN.error(lane, "end of launch", "dst",
+                                         {"tensor": self.name, "start": first, "end": end,
+                                          "tensor_bytes": written.size, "lane_before": before, "lane_after": beyond})
+
+    def restore(self):
+        """Put back every byte the launch wrote (a region with a backup)."""
+        if self.backup is not None:
+            written = self.written()
+            self.array.view(np.uint8)[written] = self.backup[written]
+
+    def clear(self, row):
+        """Zero what the launch wrote in the pooled zeroed maps, for the next launch."""
+        if row["touched"] & TOUCHED_OWNER:
+            self.owner_sums.fill(0)
+        if row["touched"] & TOUCHED_READER:
+            self.reader_sums.fill(0)
+        if row["dirty"]:
+            self.garbage.fill(0)
+
+
+def _span(a: np.ndarray) -> tuple[int, int]:
+    start = a.__array_interface__["data"][0]
+    return start, start + a.nbytes
+
+
+def _allocation_end(a: np.ndarray) -> int:
+    """Where the memory ``a`` views ends: its owning array's end (a view of a larger array ends
+    inside it)."""
+    base = a
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    return _span(base)[1] if base.flags.c_contiguous else _span(a)[1]
+
+
+def gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, scratch: tuple = (),
+               outputs: tuple = ()):
+    """The region table of the array arguments, their :class:`RegionMaps` (the caller keeps them
+    alive for the launch) and the pooled zeroed bytes behind them.
+
+    Arguments that are the same view (an in-place launch) share one region, named after all of
+    them; it is backed up unless every one is a fresh output the caller drops on failure
+    (``scratch``), and must be written whole if one is named in ``outputs``."""
+    groups: dict[tuple, list] = {}  # span -> [array, names, all scratch, must be written]
+    for i, a in enumerate(args):
+        if not isinstance(a, np.ndarray):
+            continue
+        named = i < len(arg_names)
+        name = arg_names[i] if named else None
+        group = groups.setdefault(_span(a), [a, [], True, False])
+        group[1].append(f"{name} (argument {i})" if named else f"argument {i}")
+        group[2] = group[2] and name in scratch
+        group[3] = group[3] or name in outputs
+    dtype, _top = owner_marks(block_dim)
+    width = np.dtype(dtype).itemsize
+    granules = [-(-g[0].nbytes // GRANULE) for g in groups.values()]
+    byte_maps = _Carver(CHECK_MAPS.byte_maps(_Carver.size(*(a.nbytes * width for a, *_ in groups.values()
+                                                            for _map in (0, 1)))))
+    zeroed = _Carver(CHECK_MAPS.zeroed(_Carver.size(*(n for (a, *_), g in zip(groups.values(), granules)
+                                                      for n in (a.nbytes, 4 * g, 4 * g)))))
+    backups = _Carver(CHECK_MAPS.backups(_Carver.size(*(a.nbytes for a, _, scratched, *_ in groups.values()
+                                                        if not scratched))))
+    table = np.zeros(len(groups), REGION_DTYPE)
+    kept = []
+    for row, ((start, end), (a, names, scratched, must_write)), g in zip(table, groups.items(), granules):
+        owner, row["owner_map"] = byte_maps.take(a.nbytes * width, dtype)
+        _, row["reader_map"] = byte_maps.take(a.nbytes * width, dtype)
+        garbage, row["garbage_map"] = zeroed.take(a.nbytes)
+        owner_sums, row["owner_sums"] = zeroed.take(4 * g, np.int32)
+        reader_sums, row["reader_sums"] = zeroed.take(4 * g, np.int32)
+        backup = None
+        if not scratched:
+            backup, row["backup"] = backups.take(a.nbytes)
+        padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes
+        row["addr"], row["nbytes"], row["readable"], row["owner_width"] = start, a.nbytes, padded, width
+        row["writable"] = padded if end == _allocation_end(a) else a.nbytes
+        kept.append(RegionMaps(a, " = ".join(names), owner, owner_sums, reader_sums, garbage, backup, must_write))
+    return table, kept, zeroed.buf

@@ -1,0 +1,204 @@
+"""Every checked-mode rule, declared once (SPEC §8).
+
+A :class:`Rule` says what a rule is: its name, its details by name, the message a violation
+reads as and the line the documentation's rules table shows.  Everything else is derived:
+
+* the rule's code (its index in :data:`RULES`) and, for a rule compiled code finds, its
+  reporter: a compiled function taking the details by name,
+  ``report.gm_write_race(ctx, prim, OPERAND_DST, tensor=r, byte=b, other_lane=o)``
+  (:mod:`.dispatch` builds one per record);
+* the error a violation raises (:func:`~.messages.decode_violation` names the details from the
+  record and formats its message);
+* the rules table of ``docs/guide/ops.md`` (:func:`rules_table`; a test keeps the page equal to it).
+
+A rule found in more than one form (an operand that is not a tensor at all, say) declares each
+form as a record of the same name; only the first carries the documentation line.
+
+Adding a rule is adding its record here and reporting it where it is found: compiled code calls
+its reporter, host code raises ``RULE.error(...)``.
+
+Plain Python: no Numba in this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..host.primitives import PRIMITIVES as _DECLARED
+from ..host.primitives import TENSOR_ROLES
+
+__all__ = ["Rule", "RULES", "RULE", "REPORTED", "PRIMITIVES", "PRIMITIVE", "OPERANDS", "OPERAND_DST", "OPERAND_SRC",
+           "OPERAND_SRC1", "OPERAND_TMP", "MEMORIES", "GM", "UB", "COUNTS", "MAX_DETAILS", "CHECK_SLOTS",
+           "CHECK_RULE", "CHECK_PRIMITIVE", "CHECK_OPERAND", "CHECK_DETAILS", "rules_table"]
+
+# A primitive's code is its index here (0 = none), declared in host.primitives.
+PRIMITIVES = ("", *dict.fromkeys(p.device for p in _DECLARED.values()))
+PRIMITIVE = {name: code for code, name in enumerate(PRIMITIVES) if name}
+OPERANDS = TENSOR_ROLES
+OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, OPERAND_TMP = (OPERANDS.index(r) for r in ("dst", "src", "src1", "tmp"))
+MEMORIES = ("GM", "UB")  # where a copy's side lies (a detail's value: its index)
+GM, UB = 0, 1
+# What a count-out-of-range names (a detail's value: its index).
+COUNTS = ("byte count", "blockCount", "blockLen", "rows", "cols", "count", "srcStride", "dstStride")
+
+
+@dataclass(frozen=True, eq=False)
+class Rule:
+    """One rule (or one form of it).  ``details``: the names of what a violation reports, in
+    order; a detail named ``tensor`` is a GM argument's index, reported by its name, and one in
+    ``choices`` an index into its tuple of names.  ``message``: a ``str.format`` template over
+    ``operand`` and the details, or a function of them where the wording depends on a value.
+    ``doc``: the rules table's line (None: another form of the rule above)."""
+
+    name: str
+    details: tuple
+    message: "str | Callable[..., str]"
+    doc: str | None = None
+    choices: dict = field(default_factory=dict)
+
+    @property
+    def code(self) -> int:
+        return RULES.index(self) + 1
+
+    def describe(self, operand: str, details: dict) -> str:
+        if callable(self.message):
+            return self.message(operand=operand, **details)
+        return self.message.format(operand=operand, **details)
+
+    def error(self, lane: int, primitive: str, operand: str, details: dict):
+        """The :class:`~.messages.KernelCheckError` for a violation with these (named, decoded) details."""
+        from .messages import KernelCheckError
+
+        return KernelCheckError(lane, primitive, self.name, operand, details, self.describe(operand, details))
+
+
+def _out_of_bounds(operand, tensor, start, end, tensor_bytes, limit):
+    where = (f"plus padding ({limit} bytes)" if limit > tensor_bytes
+             else "(a view inside a larger array: no GM padding past its end to write into)")
+    return f"{operand} in GM {tensor}: bytes [{start}, {end}) outside the tensor's {tensor_bytes} bytes {where}"
+
+
+def _write_after_read(operand, tensor, byte, other_lane):
+    reader = "several other lanes" if other_lane < 0 else f"lane {other_lane}"
+    return (f"{operand} in GM {tensor}: byte {byte} was read by {reader} in this launch with no SyncAll between: "
+            "cores run in no order, so the read may have seen the old or the new value")
+
+
+def _count_out_of_range(operand, count, value):
+    if count in ("srcStride", "dstStride"):
+        return (f"{operand}: {count} of {value} bytes (a block pitch shorter than the block): the device's API "
+                f"takes a {count} not negative")
+    need = "at least 1" if count in ("blockCount", "blockLen") else "not negative"
+    wrapped = f" (the device reads it as the unsigned {value % (1 << 32)})" if value < 0 else ""
+    return f"{operand}: {count} {value}{wrapped}: the device's API takes a {count} {need}"
+
+
+def _output_unwritten(operand, tensor, start, end, tensor_bytes, lane_before, lane_after):
+    def who(lane):
+        return "a lane before a SyncAll" if lane == -1 else f"lane {lane}"
+
+    sides = [f"{who(lane_before)} wrote the bytes before them" if lane_before is not None else "they start the tensor",
+             f"{who(lane_after)} the bytes after them" if lane_after is not None else "they end the tensor"]
+    return (f"output {tensor}: bytes [{start}, {end}) of its {tensor_bytes} were written by no lane "
+            f"({'; '.join(sides)}): on the device they hold whatever was in HBM; check the lanes' ranges")
+
+
+# The rules, in the order the documentation lists them.
+GM_OUT_OF_BOUNDS = Rule(
+    "gm-out-of-bounds", ("tensor", "start", "end", "tensor_bytes", "limit"), _out_of_bounds,
+    "a GM access past the tensor and its padding (`align_up(bytes, 32) + 32`, the device allocator's), or a tensor "
+    "that is neither a GM argument nor UB. Padding lies past an allocation's end, not between views of one array: a "
+    "view that ends inside a larger array (`out[:n]` beside `out[n:]`) may be read into the padding but not written "
+    "past its bytes")
+GM_NOT_A_TENSOR = Rule("gm-out-of-bounds", ("address",), "{operand} is neither a GM argument nor a UB buffer")
+UB_OUTSIDE_UB = Rule(
+    "ub-outside-ub", ("start", "end", "ub_size"), "{operand} UB bytes [{start}, {end}) outside the UB's {ub_size} bytes",
+    "UB bytes past the UB, or a vector / Gather / TTRANS operand that is not in UB")
+UB_NOT_LOCAL = Rule("ub-outside-ub", (), "{operand} is not a UB tensor (vector and Gather operands live in UB)")
+UB_OUTSIDE_BUFFER = Rule(
+    "ub-outside-buffer", ("buffer_start", "buffer_end", "start", "end"),
+    "{operand} UB bytes [{start}, {end}) outside its buffer [{buffer_start}, {buffer_end})",
+    "UB bytes outside the tensor (buffer) the access goes through: a slot past its queue, a count past the tile, a "
+    "Gather offset past its source")
+DATA_COPY_COUNT_UNALIGNED = Rule(
+    "data-copy-count-unaligned", ("bytes", "block_bytes", "src", "src_byte", "dst", "dst_byte"),
+    "{operand}: DataCopy of {bytes} bytes from {src} byte {src_byte} to {dst} byte {dst_byte} is not a multiple of "
+    "the {block_bytes}-byte block (use DataCopyPad)",
+    "a `DataCopy` whose bytes are not a multiple of the 32-byte block (`DataCopyPad` was needed)",
+    choices={"src": MEMORIES, "dst": MEMORIES})
+UB_ADDRESS_UNALIGNED = Rule(
+    "ub-address-unaligned", ("ub_offset", "block_bytes"),
+    "{operand} UB address {ub_offset} is not a multiple of the {block_bytes}-byte block",
+    "a UB address of a copy, vector op or TTRANS not on a 32-byte block")
+UB_OVER_CAPACITY = Rule(
+    "ub-over-capacity", ("requested_end", "ub_size"), "UB allocation up to byte {requested_end} exceeds ub_size {ub_size}",
+    "`alloc_buffer` past `ub_size`")
+REDUNDANT_LOAD = Rule(
+    "redundant-load", ("ub_offset", "start", "end"),
+    "{operand} overwrites UB bytes [{start}, {end}): byte {ub_offset} was loaded from GM and no primitive read it "
+    "(AUTO mode 4.1: a load into a tile that is only a destination; the AUTO compiler may give it the address of "
+    "another tile and the two loads stomp)",
+    "AUTO-mode kernels: UB bytes a GM -> UB copy brought in overwritten before any primitive read their block (seed "
+    "003 4.1; see Kernel rules)")
+TILE_REBOUND = Rule(
+    "tile-rebound", ("end",),
+    "{operand}: a tile bound after the lane's first data movement (AUTO mode 3.3: every tile is bound once, at Init)",
+    "AUTO-mode kernels: an `alloc_buffer` after the lane's first data movement (3.3)")
+UB_UNINITIALIZED_READ = Rule(
+    "ub-uninitialized-read", ("first_byte", "start", "end"),
+    "{operand} reads UB bytes [{start}, {end}); byte {first_byte} was never written since Init",
+    "a read of UB bytes no primitive of this lane wrote since Init")
+GM_WRITE_RACE = Rule(
+    "gm-write-race", ("tensor", "byte", "other_lane"),
+    "{operand} in GM {tensor}: byte {byte} was already written by lane {other_lane}",
+    "two lanes writing the same GM bytes with no `SyncAll` between the writes")
+GM_CROSS_CORE_READ = Rule(
+    "gm-cross-core-read", ("tensor", "byte", "other_lane"),
+    "{operand} in GM {tensor}: byte {byte} was written by lane {other_lane} in this launch with no SyncAll between: "
+    "cores run in no order, so the read may see the old or the new value",
+    "a lane reading GM bytes another lane of the launch wrote with no `SyncAll` between (cores run in no order: "
+    "\"the last core adds the other cores' partials\" without a barrier reads old or new values by chance). Names "
+    "both lanes")
+GM_WRITE_AFTER_READ = Rule(
+    "gm-write-after-read", ("tensor", "byte", "other_lane"), _write_after_read,
+    "a lane writing GM bytes another lane read with no `SyncAll` between (the reader may have seen either value): "
+    "names the reader, or \"several other lanes\"")
+GM_WRITE_GARBAGE = Rule(
+    "gm-write-garbage", ("tensor", "byte"),
+    "{operand} left garbage in GM {tensor} at byte {byte}: UB bytes read from GM padding (past a tensor's end), or "
+    "computed from such bytes, are in the tensor when the launch ends",
+    "garbage left in a GM tensor when the launch ends: bytes a lane read from GM padding (past a tensor's end) are "
+    "garbage, copies move the mark, vector ops, Gather and TTRANS carry it element by element; a whole block written "
+    "with garbage and overwritten later (Tile's first aligned write of a row) is clean. Named: the lane and "
+    "primitive that wrote the first such byte, and its offset")
+GM_OUTPUT_UNWRITTEN = Rule(
+    "gm-output-unwritten", ("tensor", "start", "end", "tensor_bytes", "lane_before", "lane_after"), _output_unwritten,
+    "bytes of a declared output (`@an.kernel(outputs=(\"y\",))`; every shipped op declares its outputs) that no lane "
+    "wrote by the end of the launch: the commonest lane-range bug (`end = start + per_lane - 8`). On the device "
+    "those bytes hold whatever HBM held. Named: the tensor, the first unwritten run of bytes and the lanes that wrote "
+    "the bytes on either side")
+COUNT_OUT_OF_RANGE = Rule(
+    "count-out-of-range", ("count", "value"), _count_out_of_range,
+    "a count the device takes unsigned that is negative (a `DataCopy`, vector op, Gather or TTRANS count: an idle "
+    "lane's `total - start`; a `DataCopyPad` srcStride / dstStride), or a `DataCopyPad` blockCount / blockLen of 0 "
+    "(the API takes 1 and up)",
+    choices={"count": COUNTS})
+
+# Each record by its name here in lower case: the name of its reporter (see .dispatch).
+REPORTED = {k.lower(): v for k, v in globals().items() if isinstance(v, Rule)}
+RULES = tuple(REPORTED.values())
+RULE = {r.name: r for r in RULES if r.doc is not None}  # by name: the documented form
+MAX_DETAILS = max(len(r.details) for r in RULES)
+
+# A lane's check row (int64): the rule's code (0: no violation), the primitive's, the operand's,
+# then the rule's details in its record's order.
+CHECK_RULE, CHECK_PRIMITIVE, CHECK_OPERAND, CHECK_DETAILS = 0, 1, 2, 3
+CHECK_SLOTS = CHECK_DETAILS + MAX_DETAILS
+
+
+def rules_table() -> str:
+    """The rules table of ``docs/guide/ops.md``, from the records."""
+    rows = ["| rule | what it catches |", "| --- | --- |"]
+    rows += [f"| `{r.name}` | {r.doc} |" for r in RULES if r.doc is not None]
+    return "\n".join(rows)

@@ -1,0 +1,72 @@
+"""A checked launch, on the host: its check rows, region table, UB shadow and rule function
+table; the launcher; and what it raises (SPEC §8).
+
+Checked lanes run one after another on one UB (a resident kernel's one at a time, in index
+order from barrier to barrier), so the owner maps need no atomics, the first violation is
+always the same one, and the launch stops at the lane that found it.  A lane's shadow marks are
+its epoch: the pooled shadow's epochs run on from launch to launch, and its lane clears it every
+255 lanes (see ``kernels.launchers``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.launchers import launch_lanes_checked, launcher, run_resident, run_resident_lane_checked
+from ..kernels.lane import STATE_AUTO, STATE_ERROR
+from .dispatch import rule_table
+from .messages import decode_violation
+from .regions import CHECK_MAPS, gm_regions
+from .rules import CHECK_RULE, CHECK_SLOTS
+from .ub_shadow import shadow_bytes
+
+__all__ = ["run_checked", "MAX_CHECKED_LANES"]
+
+MAX_CHECKED_LANES = 65534  # each GM byte's owner is a uint16 lane + 1, the top value a marker
+
+
+def run_checked(body, block_dim, platform, gm_args, tiling, address, state, trace, ub, barrier,
+                arg_names: tuple = (), scratch: tuple = (), outputs: tuple = ()):
+    """Run a checked body's lanes (``ub``: the UB pool, or one row per lane for a resident body
+    synchronizing on ``barrier``) and raise KernelCheckError for the first violation, after
+    putting back every GM byte the lanes wrote except in the arguments named in ``scratch``
+    (fresh outputs the caller drops on failure).  Also raised when the lanes are done: garbage
+    left in a GM tensor (gm-write-garbage), a byte of an argument named in ``outputs`` that no
+    lane wrote (gm-output-unwritten)."""
+    if block_dim > MAX_CHECKED_LANES:
+        raise ValueError(f"checked launches take at most {MAX_CHECKED_LANES} lanes (each GM byte's owner is a uint16 "
+                         f"lane + 1, the top value a marker), got block_dim {block_dim}")
+    check = np.zeros((block_dim, CHECK_SLOTS), np.int64)
+    state[:, STATE_AUTO] = body.auto
+    table, regions, maps = gm_regions(gm_args, arg_names, platform.block_bytes, block_dim, scratch, outputs)
+    # Interpret mode calls the rule functions as Python: no table of compiled ones.
+    rules = np.zeros(0, np.uint64) if body.interpreted else rule_table()
+    try:
+        if body.resident:
+            shadow = np.zeros((block_dim, shadow_bytes(platform.ub_size)), np.uint8)
+            run_resident(launcher(body, run_resident_lane_checked), block_dim, ub,
+                         (platform.block_bytes, state, trace, check, (table, rules), gm_args, tiling, address,
+                          barrier), shadow)
+        else:
+            shadow, first_epoch = CHECK_MAPS.shadow(shadow_bytes(platform.ub_size))
+            CHECK_MAPS.epoch = 0  # until the launch says how many lanes ran: the next one clears
+            ran = launcher(body, launch_lanes_checked)(block_dim, ub, platform.block_bytes, state, trace, check,
+                                                       shadow, first_epoch, (table, rules), gm_args, tiling, address)
+            CHECK_MAPS.epoch = (first_epoch + ran) % 255
+        failed = np.flatnonzero(check[:, CHECK_RULE])
+        broken = failed.size or state[:, STATE_ERROR].any()
+        left = None
+        if not broken:
+            left = next((e for e in (m.garbage_left(row) for m, row in zip(regions, table)) if e is not None), None) \
+                or next((e for e in (m.unwritten() for m in regions) if e is not None), None)
+        if broken or left is not None:
+            for m in regions:
+                m.restore()
+    finally:
+        if CHECK_MAPS.pooled(maps):
+            for m, row in zip(regions, table):
+                m.clear(row)
+    if failed.size:
+        raise decode_violation(int(failed[0]), check[failed[0]], [m.name for m in regions])
+    if left is not None:
+        raise left

@@ -1,0 +1,150 @@
+"""Running a launch: the lanes' state rows, the launcher a body's mode and residency ask for,
+and the lane errors a launch raises (SPEC §3).  A checked launch's host side is
+:func:`ascend_numba.checked.run.run_checked`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..checked.run import run_checked
+from ..config import KERNEL_PRINT_WORDS, STREAM_BYTES, TRACE_CAPACITY
+from ..host.errors import KernelError
+from ..host.platform import Platform
+from ..host.trace import LaunchTrace, trace_row_length
+from .._numba_compat.call import raised_exception
+from .interpret import raised
+from .lane import (
+    ERR_LANE_RAISED, ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS,
+    STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, STATE_PRINT, STATE_STREAM,
+)
+from .launchers import launch_lanes, launcher, run_resident, run_resident_lane
+from .pools import UB_POOL
+from .primitives.debug import flush_prints
+from .primitives.sync import barrier_lanes
+
+if TYPE_CHECKING:
+    from .launch import KernelBody
+
+__all__ = ["PreparedLaunch", "run_launch", "raise_lane_error"]
+
+
+class PreparedLaunch:
+    """One plain (untraced, unchecked) launch with its lanes, tiling and kernel body fixed:
+    calling it with the GM tensors costs little more than the lanes' work.  Ops keep one
+    per problem, for harnesses that call them thousands of times on the same shapes."""
+
+    __slots__ = ("body", "block_dim", "platform", "tiling", "gm_bytes")
+
+    def __init__(self, body: "KernelBody", block_dim: int, platform: Platform, tiling: np.ndarray | None,
+                 gm_bytes: int):
+        self.body = body
+        self.block_dim = block_dim
+        self.platform = platform
+        self.tiling = tiling
+        self.gm_bytes = gm_bytes
+
+    def __call__(self, gm_args: tuple) -> np.ndarray:
+        """Run the lanes on ``gm_args`` (flat GM tensors and scalars); returns the state rows, or
+        raises KernelError for the first failing lane."""
+        if self.body.resident or self.body.prints:
+            return run_launch(self.body, self.block_dim, self.platform, gm_args, self.tiling)
+        state = _lane_state(self.block_dim, self.gm_bytes)
+        launch_lanes(self.block_dim, UB_POOL.get(self.platform.ub_size), self.platform.block_bytes, state, None,
+                      gm_args, self.tiling, self.body.address(gm_args, self.tiling))
+        raise_lane_error(state, self.platform)
+        return state
+
+
+def _lane_state(block_dim: int, gm_bytes: int) -> np.ndarray:
+    state = np.zeros((block_dim, LANE_STATE_SLOTS), np.int64)
+    if gm_bytes >= STREAM_BYTES:
+        state[:, STATE_STREAM] = 1
+    return state
+
+
+def run_launch(body: "KernelBody", block_dim: int, platform: Platform, gm_args: tuple, tiling: np.ndarray | None,
+               *, trace_name: str | None = None, trace_info: dict | None = None, arg_names: tuple = (),
+               scratch: tuple = (), outputs: tuple = ()):
+    """Run ``body`` on ``block_dim`` lanes; raise KernelError for the first failing lane, else
+    return the state rows -- or, when ``trace_name`` is given, a LaunchTrace.  A checked body
+    raises KernelCheckError (see :func:`ascend_numba.checked.run.run_checked`: ``arg_names``,
+    ``scratch`` and ``outputs`` are its)."""
+    if body.interpreted and tiling is not None:
+        tiling = tiling.view(np.recarray)  # Python reads the record's fields as attributes
+    address = body.address(gm_args, tiling)
+    state = _lane_state(block_dim, sum(a.nbytes for a in gm_args if isinstance(a, np.ndarray)))
+    prints = None
+    if body.prints:
+        prints = np.zeros((block_dim, KERNEL_PRINT_WORDS), np.int64)
+        state[:, STATE_PRINT] = prints.ctypes.data + np.arange(block_dim, dtype=np.int64) * prints.strides[0]
+    try:
+        return _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, trace_name, trace_info,
+                          (arg_names, scratch, outputs))
+    finally:
+        flush_prints(prints)  # what the lanes printed, lane by lane, also when the launch failed
+
+
+def _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, trace_name, trace_info, checked_args):
+    """:func:`run_launch`'s lanes, with the state rows made."""
+    capacity = TRACE_CAPACITY if trace_name else 0
+    trace = np.zeros((block_dim, trace_row_length(capacity)), np.int64) if body.mode != "plain" else None
+    barrier = None
+    if body.resident:
+        _check_resident(block_dim, platform)
+        barrier = barrier_lanes(block_dim)
+        state[:, STATE_BARRIER] = barrier.ctypes.data
+        ub = UB_POOL.resident(platform.ub_size, block_dim)
+    else:
+        ub = UB_POOL.get(platform.ub_size)
+        if body.interpreted:
+            ub = ub[:1]  # one host thread: the lanes in lane order
+    if body.mode == "checked":
+        run_checked(body, block_dim, platform, gm_args, tiling, address, state, trace, ub, barrier, *checked_args)
+    elif body.resident:
+        run_resident(launcher(body, run_resident_lane), block_dim, ub,
+                     (platform.block_bytes, state, trace, gm_args, tiling, address, barrier))
+    else:
+        launcher(body, launch_lanes)(block_dim, ub, platform.block_bytes, state, trace, gm_args, tiling, address)
+    raise_lane_error(state, platform)
+    if trace_name:
+        return LaunchTrace(trace_name, platform, trace, state, dict(trace_info or {}))
+    return state
+
+
+def _check_resident(block_dim: int, platform: Platform):
+    if block_dim > platform.aiv_num:
+        raise ValueError(f"block_dim {block_dim} exceeds the {platform.aiv_num} vector cores of {platform.name}: "
+                         "a kernel that calls sync_all (SyncAll) needs every lane resident at once")
+
+
+def raise_lane_error(state: np.ndarray, platform: Platform):
+    errors = state[:, STATE_ERROR]
+    if not np.count_nonzero(errors):  # a third of .any()'s cost: this runs on every launch
+        return
+    lane = int(np.argmax(errors != 0))
+    if state[lane, STATE_ERROR] == ERR_UB_CAPACITY:
+        raise KernelError(
+            f"lane {lane}: UB allocation of {state[lane, STATE_ERROR_DETAIL]} bytes exceeds "
+            f"ub_size {platform.ub_size} ({platform.name})")
+    if state[lane, STATE_ERROR] == ERR_TMP_TOO_SMALL:
+        raise KernelError(f"lane {lane}: TTRANS temporary tile too small, it needs "
+                          f"{state[lane, STATE_ERROR_DETAIL]} elements")
+    if state[lane, STATE_ERROR] == ERR_SYNC_NOT_RESIDENT:
+        raise KernelError(f"lane {lane}: sync_all (SyncAll) in a launch whose lanes are not all resident: call it "
+                          "in the kernel function itself (the launch looks for it there) or launch a kernel "
+                          "declared @kernel(resident=True)")
+    if state[lane, STATE_ERROR] == ERR_SYNC_ABANDONED:
+        raise KernelError(f"lane {lane}: sync_all (SyncAll) abandoned: {state[lane, STATE_ERROR_DETAIL]} lane(s) "
+                          "ended without reaching it (on the device the launch hangs); every lane must call "
+                          "SyncAll the same number of times")
+    if state[lane, STATE_ERROR] == ERR_LANE_RAISED:
+        key = int(state[lane, STATE_EXCEPTION])
+        exc = raised(key) if key < 0 else raised_exception(key)
+        if exc is None:
+            raise KernelError(f"lane {lane}: the kernel raised an exception (status {state[lane, STATE_ERROR_DETAIL]})")
+        message = str(exc)
+        raise KernelError(f"lane {lane}: the kernel raised {type(exc).__name__}" + (f": {message}" if message else "")) \
+            from exc
+    raise KernelError(f"lane {lane}: error code {state[lane, STATE_ERROR]}")
