@@ -22,6 +22,7 @@ from .host import (
 )
 from .lint import Finding, KernelRuleError, lint
 from .memory import clear_output_pool, output_pool_info, output_pool_limit
+from .memory import empty_fresh as empty  # an output buffer the caller never initialized
 
 __version__ = "0.1.0"
 
@@ -40,7 +41,7 @@ _EAGER = [
     "__version__", "PRESETS", "Platform", "get_platform",
     "InvalidArgument", "InvalidType", "InvalidVal", "TilingError", "TilingKeyField", "UBPlanError",
     "AclnnParamError", "ParamNullptrError", "ParamInvalidError", "ParamDtypeError",
-    "lint", "Finding", "KernelRuleError", "output_pool_limit", "output_pool_info", "clear_output_pool",
+    "lint", "Finding", "KernelRuleError", "empty", "output_pool_limit", "output_pool_info", "clear_output_pool",
 ]
 
 

@@ -26,13 +26,14 @@ import os
 import re
 import threading
 import warnings
+import weakref
 from collections import OrderedDict
 
 import numpy as np
 
 from .config import ALIGNED_RESULT_BYTES, MIN_POOLED_BYTES
 
-__all__ = ["empty", "output_pool_limit", "output_pool_info", "clear_output_pool", "poison_outputs",
+__all__ = ["empty", "empty_fresh", "take_fresh", "output_pool_limit", "output_pool_info", "clear_output_pool", "poison_outputs",
            "MIN_POOLED_BYTES", "parse_size"]
 
 _SIZE_CLASS = 1 << 16
@@ -100,6 +101,50 @@ def empty(shape, dtype) -> np.ndarray:
     if _state["poison"] is not None and out.size:
         out.reshape(-1).view(np.uint8)[:] = _state["poison"]
     return out
+
+
+# The buffers empty_fresh returned that no launch has taken yet: id -> the bytes they span.
+_fresh: dict[int, tuple[int, int]] = {}
+
+
+def empty_fresh(shape, dtype) -> np.ndarray:
+    """An uninitialized output buffer, as ``aclrtMalloc`` gives one (``an.empty``): a checked
+    launch reports a read of its bytes before a lane of the launch wrote them
+    (``gm-read-unwritten-output``).  The first launch that takes it (or a view of it) ends
+    that: its bytes are the kernel's from then on.  Writing it on the host first breaks the
+    promise; use ``numpy.empty`` or ``numpy.zeros`` for a buffer the host fills."""
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    out = empty(shape, dtype)
+    if out.nbytes:
+        start = out.__array_interface__["data"][0]
+        with _lock:
+            _fresh[id(out)] = (start, start + out.nbytes)
+        weakref.finalize(out, _forget_fresh, id(out))
+    return out
+
+
+def _forget_fresh(key: int):
+    with _lock:
+        _fresh.pop(key, None)
+
+
+def take_fresh(arrays: tuple) -> list[bool]:
+    """Which of ``arrays`` (arrays or scalars) view bytes of a buffer from :func:`empty_fresh`
+    no launch has taken; those buffers are taken."""
+    if not _fresh:
+        return [False] * len(arrays)
+    found, taken = [], set()
+    with _lock:
+        for a in arrays:
+            key = None
+            if isinstance(a, np.ndarray) and a.nbytes:
+                start = a.__array_interface__["data"][0]
+                key = next((k for k, (s, e) in _fresh.items() if s <= start and start + a.nbytes <= e), None)
+            found.append(key is not None)
+            taken.add(key)
+        for key in taken - {None}:
+            del _fresh[key]
+    return found
 
 
 def _aligned(nbytes: int) -> np.ndarray:

@@ -1,5 +1,5 @@
 """Who wrote and who read each GM byte in a checked launch, and the rules that follow (SPEC §8):
-``gm-write-race``, ``gm-cross-core-read`` and ``gm-write-after-read``.
+``gm-write-race``, ``gm-cross-core-read``, ``gm-write-after-read`` and ``gm-read-unwritten-output``.
 
 Each GM argument has an owner map and a reader map (see :mod:`.regions`), each summarized per
 :data:`GRANULE` bytes.  A copy that covers whole granules checks and updates their summaries
@@ -313,12 +313,18 @@ def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, re
 @jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def note_read(ctx, prim, r, lo, pitch, block_len, block_count):
     """Lane ``block_idx`` reads blocks of GM argument ``r`` (as :func:`claim`): no other lane may
-    have written them since the last SyncAll (gm-cross-core-read); the lane is recorded as their
-    reader (a byte several lanes read is marked so)."""
+    have written them since the last SyncAll (gm-cross-core-read), and in a fresh output some
+    lane must have (gm-read-unwritten-output); the lane is recorded as their reader (a byte
+    several lanes read is marked so)."""
     ext = _extent(ctx, r, lo, pitch, block_len, block_count)
     if ext <= 0:
         return True  # GM padding: nobody writes it
     row = region(ctx, r)
+    if row["fresh"] != 0:
+        first = _first_unowned(ctx, r, lo, pitch, block_len, block_count, ext)
+        if first >= 0:
+            report.gm_read_unwritten_output(ctx, prim, OPERAND_SRC, tensor=r, byte=first)
+            return False
     written = row["written"] != 0
     row["read"] = 1
     _touch(ctx, r, TOUCHED_READER)
@@ -347,6 +353,37 @@ def note_read(ctx, prim, r, lo, pitch, block_len, block_count):
         n = lo + ext - tail
         return _note_part(ctx, prim, r, tail, n, n, 1, n, written)
     return True
+
+
+@jit(_nrt=True)  # builds carray views
+def _first_unowned(ctx, r, lo, pitch, block_len, block_count, ext):
+    """The first byte of the blocks (``ext`` bytes from ``lo`` inside the tensor) that no lane of
+    the launch wrote, or -1: a granule's summary says, or its bytes where it is MIXED."""
+    sums = _summaries(ctx, r, OWNER)
+    row = region(ctx, r)
+    width = row["owner_width"]
+    if pitch == block_len:  # gapless: one block
+        pitch = block_len = ext
+    for b0 in range(0, ext, pitch):
+        start, end = lo + b0, lo + min(b0 + block_len, ext)
+        for g in range(start // GRANULE, (end - 1) // GRANULE + 1):
+            s, e = max(start, g * GRANULE), min(end, (g + 1) * GRANULE)
+            mark = sums[g]
+            if mark == 0:
+                return s
+            if mark != MIXED:
+                continue
+            if width == 1:
+                m8 = carray(_voidptr(row["owner_map"] + s), e - s, np.uint8)
+                for i in range(m8.size):
+                    if m8[i] == 0:
+                        return s + i
+            else:
+                m16 = carray(_voidptr(row["owner_map"] + 2 * s), e - s, np.uint16)
+                for i in range(m16.size):
+                    if m16[i] == 0:
+                        return s + i
+    return -1
 
 
 @jit(always_inline=True, _nrt=True)  # builds carray views (an array value needs the runtime)

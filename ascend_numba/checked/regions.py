@@ -58,6 +58,7 @@ REGION_DTYPE = np.dtype([
     ("written", np.int64),      # a lane wrote the tensor since the last SyncAll
     ("read", np.int64),         # a lane read it since the last SyncAll
     ("touched", np.int64),      # TOUCHED_* bits: the summaries this launch wrote
+    ("fresh", np.int64),        # the caller never initialized it (an.empty, an op's output)
 ])
 GRANULE = 256
 MIXED = -1
@@ -222,23 +223,25 @@ def _allocation_end(a: np.ndarray) -> int:
 
 
 def gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, scratch: tuple = (),
-               outputs: tuple = ()):
+               outputs: tuple = (), fresh: tuple = ()):
     """The region table of the array arguments, their :class:`RegionMaps` (the caller keeps them
     alive for the launch) and the pooled zeroed bytes behind them.
 
     Arguments that are the same view (an in-place launch) share one region, named after all of
     them; it is backed up unless every one is a fresh output the caller drops on failure
-    (``scratch``), and must be written whole if one is named in ``outputs``."""
-    groups: dict[tuple, list] = {}  # span -> [array, names, all scratch, must be written]
+    (``scratch``), holds only unwritten bytes if every one is uninitialized (``scratch`` or
+    ``fresh``), and must be written whole if one is named in ``outputs``."""
+    groups: dict[tuple, list] = {}  # span -> [array, names, all scratch, all fresh, must be written]
     for i, a in enumerate(args):
         if not isinstance(a, np.ndarray):
             continue
         named = i < len(arg_names)
         name = arg_names[i] if named else None
-        group = groups.setdefault(_span(a), [a, [], True, False])
+        group = groups.setdefault(_span(a), [a, [], True, True, False])
         group[1].append(f"{name} (argument {i})" if named else f"argument {i}")
         group[2] = group[2] and name in scratch
-        group[3] = group[3] or name in outputs
+        group[3] = group[3] and (name in scratch or name in fresh)
+        group[4] = group[4] or name in outputs
     dtype, _top = owner_marks(block_dim)
     width = np.dtype(dtype).itemsize
     granules = [-(-g[0].nbytes // GRANULE) for g in groups.values()]
@@ -250,7 +253,7 @@ def gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, 
                                                         if not scratched))))
     table = np.zeros(len(groups), REGION_DTYPE)
     kept = []
-    for row, ((start, end), (a, names, scratched, must_write)), g in zip(table, groups.items(), granules):
+    for row, ((start, end), (a, names, scratched, fresh_all, must_write)), g in zip(table, groups.items(), granules):
         owner, row["owner_map"] = byte_maps.take(a.nbytes * width, dtype)
         _, row["reader_map"] = byte_maps.take(a.nbytes * width, dtype)
         garbage, row["garbage_map"] = zeroed.take(a.nbytes)
@@ -262,5 +265,6 @@ def gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, 
         padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes
         row["addr"], row["nbytes"], row["readable"], row["owner_width"] = start, a.nbytes, padded, width
         row["writable"] = padded if end == _allocation_end(a) else a.nbytes
+        row["fresh"] = fresh_all
         kept.append(RegionMaps(a, " = ".join(names), owner, owner_sums, reader_sums, garbage, backup, must_write))
     return table, kept, zeroed.buf

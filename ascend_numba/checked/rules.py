@@ -164,6 +164,14 @@ GM_WRITE_AFTER_READ = Rule(
     "gm-write-after-read", ("tensor", "byte", "other_lane"), _write_after_read,
     "a lane writing GM bytes another lane read with no `SyncAll` between (the reader may have seen either value): "
     "names the reader, or \"several other lanes\"")
+GM_READ_UNWRITTEN_OUTPUT = Rule(
+    "gm-read-unwritten-output", ("tensor", "byte"),
+    "{operand} in GM {tensor}: byte {byte} of a fresh output was read before any lane of this launch wrote it: on "
+    "the device it holds whatever was in HBM (an output accumulated into must be zeroed by the kernel, or passed "
+    "initialized)",
+    "a read of bytes of a fresh output (from `an.empty`, or one an op allocates) that no lane of the launch has "
+    "written yet: the caller never initialized them, so on the device they hold whatever HBM held (an accumulation "
+    "into an output assumed zero)")
 GM_WRITE_GARBAGE = Rule(
     "gm-write-garbage", ("tensor", "byte"),
     "{operand} left garbage in GM {tensor} at byte {byte}: UB bytes read from GM padding (past a tensor's end), or "

@@ -18,7 +18,9 @@ a global holding the key's value, so ``if UseScale == 1:`` folds away, and each
 key compiles one specialization.  Specializations are cached on disk; the cache
 index includes the key, the tiling layout and a hash of the kernel's source file
 and of the library's compiled code, so one key can never load another's code.
-The launchers are shared by all kernels: they call a body through its address.
+This module is the kernel API; the launchers (shared by all kernels: they call a body through
+its address) are :mod:`.launchers`, running a launch is :mod:`.run`, the UB pool :mod:`.pools`
+and checked mode :mod:`ascend_numba.checked`.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from ..host.errors import KernelError
 from ..host.platform import Platform, check_block_dim, get_platform
 from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
+from ..memory import take_fresh
 from .._numba_compat import NumbaCompatError, compat_error_in
 from .._numba_compat.jit import compiled_code_digest, dispatcher, function_address
 from .arguments import accepts, as_gm_dtype, expected_dtypes
@@ -341,13 +344,16 @@ class Kernel:
         compile-time constants (key fields and datatype).  Returns the lanes' state rows, or a
         LaunchTrace (with ``trace_info`` in it) when ``trace=True``.  ``scratch``: names of
         fresh outputs a checked launch need not protect (see
-        :func:`~ascend_numba.checked.run.run_checked`); ``interpret``: see :meth:`launch`."""
+        :func:`~ascend_numba.checked.run.run_checked`); ``interpret``: see :meth:`launch`.
+        Arguments from ``an.empty`` no launch has taken are fresh for this one (their bytes are
+        the kernel's from then on)."""
+        fresh = tuple(n for n, is_fresh in zip(self.arg_names, take_fresh(gm_args)) if is_fresh)
         mode = "checked" if checked else "traced" if trace else "plain"
         body = self.body(constants or {}, tiling_dtype, mode, interpreting(interpret))
         return run_launch(body, block_dim, platform, gm_args,
                           _tiling_view(tiling_bytes, tiling_dtype),
                           trace_name=self.py_func.__name__ if trace else None, trace_info=trace_info,
-                          arg_names=self.arg_names, scratch=scratch, outputs=self.outputs)
+                          arg_names=self.arg_names, scratch=scratch, outputs=self.outputs, fresh=fresh)
 
     def _check_arg_dtypes(self, args: tuple) -> None:
         """Refuse an array argument whose element type differs from the one the kernel declares

@@ -13,6 +13,7 @@ from ..config import KERNEL_PRINT_WORDS, STREAM_BYTES, TRACE_CAPACITY
 from ..host.errors import KernelError
 from ..host.platform import Platform
 from ..host.trace import LaunchTrace, trace_row_length
+from ..memory import take_fresh
 from .._numba_compat.call import raised_exception
 from .interpret import raised
 from .lane import (
@@ -48,6 +49,7 @@ class PreparedLaunch:
     def __call__(self, gm_args: tuple) -> np.ndarray:
         """Run the lanes on ``gm_args`` (flat GM tensors and scalars); returns the state rows, or
         raises KernelError for the first failing lane."""
+        take_fresh(gm_args)  # a buffer from an.empty is the kernel's from its first launch
         if self.body.resident or self.body.prints:
             return run_launch(self.body, self.block_dim, self.platform, gm_args, self.tiling)
         state = _lane_state(self.block_dim, self.gm_bytes)
@@ -66,11 +68,11 @@ def _lane_state(block_dim: int, gm_bytes: int) -> np.ndarray:
 
 def run_launch(body: "KernelBody", block_dim: int, platform: Platform, gm_args: tuple, tiling: np.ndarray | None,
                *, trace_name: str | None = None, trace_info: dict | None = None, arg_names: tuple = (),
-               scratch: tuple = (), outputs: tuple = ()):
+               scratch: tuple = (), outputs: tuple = (), fresh: tuple = ()):
     """Run ``body`` on ``block_dim`` lanes; raise KernelError for the first failing lane, else
     return the state rows -- or, when ``trace_name`` is given, a LaunchTrace.  A checked body
     raises KernelCheckError (see :func:`ascend_numba.checked.run.run_checked`: ``arg_names``,
-    ``scratch`` and ``outputs`` are its)."""
+    ``scratch``, ``outputs`` and ``fresh`` are its)."""
     if body.interpreted and tiling is not None:
         tiling = tiling.view(np.recarray)  # Python reads the record's fields as attributes
     address = body.address(gm_args, tiling)
@@ -81,7 +83,7 @@ def run_launch(body: "KernelBody", block_dim: int, platform: Platform, gm_args: 
         state[:, STATE_PRINT] = prints.ctypes.data + np.arange(block_dim, dtype=np.int64) * prints.strides[0]
     try:
         return _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, trace_name, trace_info,
-                          (arg_names, scratch, outputs))
+                          (arg_names, scratch, outputs, fresh))
     finally:
         flush_prints(prints)  # what the lanes printed, lane by lane, also when the launch failed
 
