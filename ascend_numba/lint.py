@@ -344,7 +344,7 @@ def _as_set(position) -> set:
 def _module_programs(tree: ast.Module) -> dict:
     """The vector programs a module defines (``@vector_program`` functions), each as its tile
     parameters' uses; one the program parser refuses is left out (importing it raises anyway)."""
-    from .kernels.primitives.fusion import VectorProgramError, parse_program
+    from .kernels.primitives.fusion_program import VectorProgramError, parse_program
 
     parsed, uses = {}, {}
     for node in tree.body:

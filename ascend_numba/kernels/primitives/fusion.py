@@ -36,6 +36,9 @@ What a call does, by lane:
   compiles only the path it names, so a fused kernel never compiles the primitives' loops.
 * traced and checked lanes: the ops one by one over the whole tiles, so every op is counted and
   every operand's UB range checked exactly as the unfused Compute's.
+
+A program's model and its parse are :mod:`.fusion_program`; this module generates and registers
+its code.
 """
 
 from __future__ import annotations
@@ -44,7 +47,6 @@ import ast
 import inspect
 import re
 import textwrap
-from dataclasses import dataclass, field
 
 import numpy as np
 from numba import types
@@ -60,8 +62,9 @@ from ..half import (
 )
 from ..interpret import python_function
 from ..lane import Lane, _address
-from ...host.primitives import VECTOR_OPS, element_expression
 from . import vector
+from .fusion_program import OPS, If, Op, Program, VectorProgramError, check_temps_written_first, names_in, ops_of, \
+    parse_program
 from .preload import advance_preload
 
 __all__ = ["vector_program", "VectorProgramError", "parse_program"]
@@ -70,75 +73,6 @@ __all__ = ["vector_program", "VectorProgramError", "parse_program"]
 if FUSION_BLOCK % FUSION_INTERLEAVE_F16:
     raise ValueError(f"config.FUSION_BLOCK ({FUSION_BLOCK}) must be a multiple of config.FUSION_INTERLEAVE_F16 "
                      f"({FUSION_INTERLEAVE_F16})")
-
-
-class VectorProgramError(ValueError):
-    """A vector program that cannot be compiled as written (raised when it is decorated)."""
-
-
-@dataclass(frozen=True)
-class _OpSpec:
-    """A vector op as the fused pass emits it, from its declaration (host.primitives)."""
-
-    tiles: int  # tile operands
-    scalars: int  # scalar operands
-    kind: str  # "arith", "fill" (the scalar), "cast" (bits to bits)
-    element: str  # the expression of one element ({0}, {1}: tile values, then scalars), or the cast's conversion
-    element_f16: str | None  # the expression for fp16 destination tiles, where it differs
-    quiets: bool  # an arithmetic result: a number or a quiet NaN
-
-    @property
-    def with_scalar(self) -> bool:
-        """An op of a tile and a scalar (Adds, Muls): a NaN scalar is its NaN everywhere."""
-        return (self.tiles, self.scalars) == (1, 1)
-
-
-def _expression(element, arity: int) -> str:
-    # A plain element function is inlined; an element intrinsic is called by its name.
-    if callable(element):
-        return element_expression(element)
-    return f"{element}({', '.join(f'{{{i}}}' for i in range(arity))})"
-
-
-OPS = {name: _OpSpec(p.tiles, p.scalars, p.kind,
-                     p.element if p.kind == "cast" else _expression(p.element, p.tiles + p.scalars),
-                     _expression(p.element_f16, p.tiles + p.scalars) if p.element_f16 else None, p.quiets)
-       for name, p in VECTOR_OPS.items()}
-
-# Scalar operands and flag tests: parameters combined by arithmetic, comparisons and logic.  Number
-# literals only in tests (``variant == 0``).
-_EXPR_NODES = (ast.Name, ast.Load, ast.UnaryOp, ast.USub, ast.UAdd, ast.Not, ast.BinOp, ast.Add, ast.Sub, ast.Mult,
-               ast.Div, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.BoolOp, ast.And,
-               ast.Or)
-
-
-@dataclass
-class _Op:
-    dst: str
-    op: str
-    tiles: list
-    scalars: list  # ast expressions
-
-
-@dataclass
-class _If:
-    test: ast.expr
-    then: list
-    orelse: list
-
-
-@dataclass
-class _Program:
-    name: str
-    params: list
-    body: list
-    temps: tuple
-    roles: dict = field(default_factory=dict)  # param -> "tile" | "scalar" | "flag"
-
-    def tile_uses(self) -> dict:
-        """Each tile parameter: "src" when some op reads it, else "dst" (written only)."""
-        read = {t for s in _ops_of(self.body) for t in s.tiles}
-        return {p: "src" if p in read else "dst" for p in self.params if self.roles.get(p) == "tile"}
 
 
 def vector_program(func=None, *, temps: tuple = ()):
@@ -160,210 +94,23 @@ def vector_program(func=None, *, temps: tuple = ()):
     return _make_stub(program, func)
 
 
-# ---- parsing --------------------------------------------------------------------------------------
-
-class _Parse:
-    """What a parse needs to name a problem and to find the programs a body calls."""
-
-    def __init__(self, name: str, first_line: int, lookup):
-        self.name, self.first_line, self.lookup = name, first_line, lookup
-
-    def fail(self, node, problem: str):
-        line = self.first_line + getattr(node, "lineno", 1) - 1
-        raise VectorProgramError(f"vector program {self.name} (line {line}): {problem}")
-
-
-def parse_program(fdef: ast.FunctionDef, name: str, first_line: int, lookup, temps: tuple = ()) -> _Program:
-    """The program a ``def`` written in the vector-op vocabulary stands for (calls of other
-    programs inlined; ``lookup(name)`` gives a called program or None).  Plain AST work: the
-    linter reads programs from source with it.  Raises VectorProgramError."""
-    func = _Parse(name, first_line, lookup)
-    args = fdef.args
-    if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
-        func.fail(fdef, "parameters must be plain positional names (no defaults, *args or keywords)")
-    params = [a.arg for a in args.args]
-    for p in params:
-        if p.startswith("_") or p in ("ctx", "count", "fuse"):
-            func.fail(fdef, f"parameter {p!r}: names starting with '_', and ctx, count, fuse, are reserved")
-    body = fdef.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]  # the docstring
-    program = _Program(name, params, _statements(func, body, set(params)), temps)
-    program.roles = _roles(func, program)
-    for t in temps:
-        if program.roles.get(t) != "tile":
-            func.fail(fdef, f"temp {t!r} is not a tile of the program")
-    return program
-
-
-def _statements(func, nodes, names: set) -> list:
-    out = []
-    for node in nodes:
-        if isinstance(node, ast.Pass):
-            continue
-        if isinstance(node, ast.If):
-            _check_expr(func, node.test, names, numbers=True)
-            out.append(_If(node.test, _statements(func, node.body, names), _statements(func, node.orelse, names)))
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
-            out.append(_op(func, node, names))
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
-            out.extend(_inline(func, node.value, names))
-        else:
-            func.fail(node, "each line is 'tile = op(...)', a call of another vector program, or an if/else "
-                              "on flags")
-    return out
-
-
-def _op(func, node: ast.Assign, names: set) -> _Op:
-    dst, call = node.targets[0].id, node.value
-    spec = OPS.get(call.func.id)
-    if spec is None:
-        func.fail(node, f"{call.func.id!r} is not a vector op; ops are {', '.join(OPS)}")
-    if call.keywords or len(call.args) != spec.tiles + spec.scalars:
-        func.fail(node, f"{call.func.id} takes {spec.tiles} tile and {spec.scalars} scalar operand(s)")
-    if dst not in names:
-        func.fail(node, f"{dst!r} is not a parameter (a program writes only the tiles it is given)")
-    tiles = []
-    for arg in call.args[:spec.tiles]:
-        if not isinstance(arg, ast.Name) or arg.id not in names:
-            func.fail(node, f"{call.func.id}: tile operands are parameters, got {ast.unparse(arg)!r}")
-        tiles.append(arg.id)
-    for arg in call.args[spec.tiles:]:
-        _check_expr(func, arg, names, numbers=False)
-    return _Op(dst, call.func.id, tiles, list(call.args[spec.tiles:]))
-
-
-def _check_expr(func, expr, names: set, numbers: bool):
-    for node in ast.walk(expr):
-        if isinstance(node, ast.Constant) and numbers and isinstance(node.value, (bool, int)):
-            continue
-        if not isinstance(node, _EXPR_NODES):
-            what = "a number" if isinstance(node, ast.Constant) else type(node).__name__
-            func.fail(expr, f"{ast.unparse(expr)!r}: {what} is not allowed here (scalar operands combine "
-                              f"scalar parameters: pass numbers as parameters, their type decides the arithmetic)")
-        if isinstance(node, ast.Name) and node.id not in names:
-            func.fail(expr, f"{node.id!r} is not a parameter")
-
-
-def _inline(func, call: ast.Call, names: set) -> list:
-    program = func.lookup(call.func.id)
-    if program is None:
-        func.fail(call, f"{call.func.id!r} is neither a vector op assigned to a tile nor a vector program")
-    if call.keywords or len(call.args) != len(program.params):
-        func.fail(call, f"{program.name} takes {len(program.params)} arguments")
-    binding = {}
-    for param, arg in zip(program.params, call.args):
-        if program.roles.get(param) == "tile":
-            if not isinstance(arg, ast.Name) or arg.id not in names:
-                func.fail(call, f"{program.name}: tile {param!r} must be given a tile parameter, "
-                                  f"got {ast.unparse(arg)!r}")
-        else:
-            _check_expr(func, arg, names, numbers=program.roles.get(param) == "flag")
-        binding[param] = arg
-    return _substituted(program.body, binding)
-
-
-class _Rename(ast.NodeTransformer):
-    def __init__(self, binding):
-        self.binding = binding
-
-    def visit_Name(self, node):
-        return ast.copy_location(_copy(self.binding[node.id]), node) if node.id in self.binding else node
-
-
-def _copy(expr):
-    return ast.parse(ast.unparse(expr), mode="eval").body
-
-
-def _substituted(body: list, binding: dict) -> list:
-    def expr(e):
-        return _Rename(binding).visit(_copy(e))
-
-    def name(n):
-        return binding[n].id
-
-    out = []
-    for s in body:
-        if isinstance(s, _Op):
-            out.append(_Op(name(s.dst), s.op, [name(t) for t in s.tiles], [expr(e) for e in s.scalars]))
-        else:
-            out.append(_If(expr(s.test), _substituted(s.then, binding), _substituted(s.orelse, binding)))
-    return out
-
-
-def _roles(func, program: _Program) -> dict:
-    roles: dict = {}
-
-    def give(n, role):
-        if roles.setdefault(n, role) != role:
-            func.fail(None, f"{n!r} is used both as a {roles[n]} and as a {role}")
-
-    def walk(body):
-        for s in body:
-            if isinstance(s, _Op):
-                for t in (s.dst, *s.tiles):
-                    give(t, "tile")
-                for e in s.scalars:
-                    for n in _names(e):
-                        give(n, "scalar")
-            else:
-                for n in _names(s.test):
-                    give(n, "flag")
-                walk(s.then)
-                walk(s.orelse)
-    walk(program.body)
-    return roles
-
-
-def _names(expr) -> list:
-    return [n.id for n in ast.walk(expr) if isinstance(n, ast.Name)]
-
-
-def _check_temps_written_first(program: _Program, body: list):
-    """A temp lives in a register when fused: every path must write it before reading it (checked
-    per compile-time flag values, when the program is compiled)."""
-    def walk(body, written: set) -> set:
-        for s in body:
-            if isinstance(s, _Op):
-                for t in s.tiles:
-                    if t in program.temps and t not in written:
-                        raise VectorProgramError(f"vector program {program.name}: temp {t!r} may be read "
-                                                 f"before it is written (by {s.op} into {s.dst!r})")
-                written = written | {s.dst}
-            else:
-                written = walk(s.then, written) & walk(s.orelse, written)
-        return written
-    walk(body, set())
-
-
 # ---- code generation --------------------------------------------------------------------------------
 
 def _pruned(body: list, static: dict) -> list:
     """The body with every test on compile-time flags decided."""
     out = []
     for s in body:
-        if isinstance(s, _If) and all(n in static for n in _names(s.test)):
+        if isinstance(s, If) and all(n in static for n in names_in(s.test)):
             out.extend(_pruned(s.then if eval(compile(ast.Expression(s.test), "<test>", "eval"), {}, dict(static))
                                else s.orelse, static))
-        elif isinstance(s, _If):
-            out.append(_If(s.test, _pruned(s.then, static), _pruned(s.orelse, static)))
+        elif isinstance(s, If):
+            out.append(If(s.test, _pruned(s.then, static), _pruned(s.orelse, static)))
         else:
             out.append(s)
     return out
 
 
-def _ops_of(body: list):
-    for s in body:
-        if isinstance(s, _Op):
-            yield s
-        else:
-            yield from _ops_of(s.then)
-            yield from _ops_of(s.orelse)
-
-
-def _if_lines(s: _If, indent: str, lines_of) -> list:
+def _if_lines(s: If, indent: str, lines_of) -> list:
     """An if/else on flags around the lines ``lines_of(body, indent)`` gives for each branch."""
     lines = [f"{indent}if {ast.unparse(s.test)}:", *(lines_of(s.then, indent + "    ") or [indent + "    pass"])]
     if s.orelse:
@@ -375,7 +122,7 @@ def _unfused_lines(body: list, indent: str) -> list:
     """The primitives' calls, one per op, over the whole tiles."""
     lines = []
     for s in body:
-        if isinstance(s, _If):
+        if isinstance(s, If):
             lines += _if_lines(s, indent, _unfused_lines)
             continue
         operands = [s.dst, *s.tiles, *(ast.unparse(e) for e in s.scalars)]
@@ -417,7 +164,7 @@ class _Element:
 
     def emit(self, body: list, indent: str, forms: dict) -> dict:
         for s in body:
-            if isinstance(s, _If):
+            if isinstance(s, If):
                 self._branch(s, indent, forms)
                 continue
             spec = OPS[s.op]
@@ -440,7 +187,7 @@ class _Element:
             forms[s.dst] = "quiet" if quiet else "value"
         return forms
 
-    def _branch(self, s: _If, indent: str, forms: dict):
+    def _branch(self, s: If, indent: str, forms: dict):
         self.lines.append(f"{indent}if {ast.unparse(s.test)}:")
         start = len(self.lines)
         then = self.emit(s.then, indent + "    ", dict(forms))
@@ -470,10 +217,10 @@ class _Element:
 
 def _count_lines(body: list, indent: str) -> list:
     """``_nops``: the ops the program runs (a constant unless a flag is known only at run time)."""
-    static = sum(1 for s in body if isinstance(s, _Op))
+    static = sum(1 for s in body if isinstance(s, Op))
     lines = [f"{indent}_nops += {static}"] if static else []
     for s in body:
-        if isinstance(s, _If):
+        if isinstance(s, If):
             lines += _if_lines(s, indent, _count_lines)
     return lines
 
@@ -488,14 +235,14 @@ def _disjoint(starts, ends):
     return True
 
 
-def _loads_and_stores(program: _Program, body: list) -> tuple[list, list]:
+def _loads_and_stores(program: Program, body: list) -> tuple[list, list]:
     """Tiles each element loads first (read before written, or written only on some paths) and
     stores last (every tile written that is not a temp), in parameter order."""
     loads: set = set()
 
     def walk(body, written: frozenset) -> frozenset:
         for s in body:
-            if isinstance(s, _Op):
+            if isinstance(s, Op):
                 loads.update(t for t in s.tiles if t not in written)
                 written = written | {s.dst}
             else:
@@ -504,7 +251,7 @@ def _loads_and_stores(program: _Program, body: list) -> tuple[list, list]:
                 written = then & orelse
         return written
     walk(body, frozenset())
-    stored = {s.dst for s in _ops_of(body)} - set(program.temps)
+    stored = {s.dst for s in ops_of(body)} - set(program.temps)
     order = [p for p in program.params if program.roles.get(p) == "tile"]
     return [t for t in order if t in loads], [t for t in order if t in stored]
 
@@ -530,7 +277,7 @@ def _guarded(body: list, guard: str = "") -> list:
     """Every op of ``body`` in program order with the flag test that runs it ("" always)."""
     out = []
     for s in body:
-        if isinstance(s, _Op):
+        if isinstance(s, Op):
             out.append((guard, s))
             continue
         test = f"({ast.unparse(s.test)})"
@@ -571,7 +318,7 @@ def _stepwise_lines(body: list, scalar_of: dict, half: set, indent: str) -> list
     return lines
 
 
-def _source(program: _Program, body: list, fused: bool, half: set = frozenset(), fuse=None) -> str:
+def _source(program: Program, body: list, fused: bool, half: set = frozenset(), fuse=None) -> str:
     """``_impl``: the op-by-op Compute (the primitives' calls, one per op), or (``fused``) the
     pass (whole blocks, then the last part block's elements one at a time) with the ops one by
     one (:func:`_stepwise_lines`) as its fallback; ``half``: the uint16 tiles (fp16
@@ -584,11 +331,11 @@ def _source(program: _Program, body: list, fused: bool, half: set = frozenset(),
     if not fused or fuse is False:
         return "\n".join([op_by_op, f"def _impl({params}):", f"    {call}", ""])
     tiles = [t for t in program.params if program.roles.get(t) == "tile"
-             and any(t == s.dst or t in s.tiles for s in _ops_of(body))]
+             and any(t == s.dst or t in s.tiles for s in ops_of(body))]
     loads, stores = _loads_and_stores(program, body)
     # Each op's scalar operand in its destination's type, as the primitive takes it (once per call).
     scalar_of, scalar_lines, operand_scalars = {}, [], []
-    for k, s in enumerate(_ops_of(body)):
+    for k, s in enumerate(ops_of(body)):
         if OPS[s.op].scalars:
             scalar_of[id(s)] = f"_s{k}"
             if OPS[s.op].with_scalar:
@@ -611,7 +358,7 @@ def _source(program: _Program, body: list, fused: bool, half: set = frozenset(),
     one = [*(f"{element}_r_{t} = _v_{t}[_i]" for t in loads), *compute.lines,
            *(f"{element}_v_{t}[_i] = {compute.raw(t, forms)}" for t in stores)]
     # Chains of fp16 roundings run FUSION_INTERLEAVE_F16 elements side by side (see config).
-    ways = FUSION_INTERLEAVE_F16 if any(OPS[s.op].kind != "cast" and s.dst in half for s in _ops_of(body)) else 1
+    ways = FUSION_INTERLEAVE_F16 if any(OPS[s.op].kind != "cast" and s.dst in half for s in ops_of(body)) else 1
     return "\n".join([
         *([op_by_op] if fuse is None else []),
         f"def _impl({params}):",
@@ -659,7 +406,7 @@ def _scope(dtypes: dict) -> dict:
             **{f"_dt_{t}": d for t, d in dtypes.items()}}
 
 
-def _make_stub(program: _Program, func):
+def _make_stub(program: Program, func):
     params = ", ".join(["ctx", "count", "fuse", *program.params])
     namespace: dict = {}
     exec(f"def {func.__name__}({params}):\n    raise NotImplementedError  # compiled only\n", namespace)
@@ -679,7 +426,7 @@ def _make_stub(program: _Program, func):
                tuple(sorted((p, d.__name__) for p, d in dtypes.items())))
         if key not in impls:
             body = _pruned(program.body, static)
-            _check_temps_written_first(program, body)
+            check_temps_written_first(program, body)
             scope = _scope(dtypes)
             exec(_source(program, body, fused, {p for p, d in dtypes.items() if d is np.uint16}, fuse_value), scope)
             # Not cached on its own (no source file), but in each kernel calling it.
