@@ -33,8 +33,8 @@ import numpy as np
 
 from .config import ALIGNED_RESULT_BYTES, MIN_POOLED_BYTES
 
-__all__ = ["empty", "empty_fresh", "take_fresh", "output_pool_limit", "output_pool_info", "clear_output_pool", "poison_outputs",
-           "MIN_POOLED_BYTES", "parse_size"]
+__all__ = ["empty", "empty_fresh", "take_fresh", "output_pool_limit", "output_pool_info", "clear_output_pool",
+           "poison_outputs", "MIN_POOLED_BYTES", "parse_size"]
 
 _SIZE_CLASS = 1 << 16
 _ALIGN = 64  # a cache line

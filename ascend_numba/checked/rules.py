@@ -113,7 +113,8 @@ GM_OUT_OF_BOUNDS = Rule(
     "past its bytes")
 GM_NOT_A_TENSOR = Rule("gm-out-of-bounds", ("address",), "{operand} is neither a GM argument nor a UB buffer")
 UB_OUTSIDE_UB = Rule(
-    "ub-outside-ub", ("start", "end", "ub_size"), "{operand} UB bytes [{start}, {end}) outside the UB's {ub_size} bytes",
+    "ub-outside-ub", ("start", "end", "ub_size"),
+    "{operand} UB bytes [{start}, {end}) outside the UB's {ub_size} bytes",
     "UB bytes past the UB, or a vector / Gather / TTRANS operand that is not in UB")
 UB_NOT_LOCAL = Rule("ub-outside-ub", (), "{operand} is not a UB tensor (vector and Gather operands live in UB)")
 UB_OUTSIDE_BUFFER = Rule(
@@ -132,7 +133,8 @@ UB_ADDRESS_UNALIGNED = Rule(
     "{operand} UB address {ub_offset} is not a multiple of the {block_bytes}-byte block",
     "a UB address of a copy, vector op or TTRANS not on a 32-byte block")
 UB_OVER_CAPACITY = Rule(
-    "ub-over-capacity", ("requested_end", "ub_size"), "UB allocation up to byte {requested_end} exceeds ub_size {ub_size}",
+    "ub-over-capacity", ("requested_end", "ub_size"),
+    "UB allocation up to byte {requested_end} exceeds ub_size {ub_size}",
     "`alloc_buffer` past `ub_size`")
 REDUNDANT_LOAD = Rule(
     "redundant-load", ("ub_offset", "start", "end"),
