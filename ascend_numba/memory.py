@@ -128,23 +128,23 @@ def _forget_fresh(key: int):
         _fresh.pop(key, None)
 
 
-def take_fresh(arrays: tuple) -> list[bool]:
-    """Which of ``arrays`` (arrays or scalars) view bytes of a buffer from :func:`empty_fresh`
-    no launch has taken; those buffers are taken."""
+def take_fresh(arrays: tuple) -> tuple:
+    """The positions of those of ``arrays`` (arrays or scalars) that view bytes of a buffer from
+    :func:`empty_fresh` no launch has taken; those buffers are taken."""
     if not _fresh:
-        return [False] * len(arrays)
+        return ()
     found, taken = [], set()
     with _lock:
-        for a in arrays:
-            key = None
+        for i, a in enumerate(arrays):
             if isinstance(a, np.ndarray) and a.nbytes:
                 start = a.__array_interface__["data"][0]
                 key = next((k for k, (s, e) in _fresh.items() if s <= start and start + a.nbytes <= e), None)
-            found.append(key is not None)
-            taken.add(key)
-        for key in taken - {None}:
+                if key is not None:
+                    found.append(i)
+                    taken.add(key)
+        for key in taken:
             del _fresh[key]
-    return found
+    return tuple(found)
 
 
 def _aligned(nbytes: int) -> np.ndarray:

@@ -161,9 +161,9 @@ def test_bytes_written_before_a_sync_all_are_initialized():
 def test_a_fresh_buffer_is_fresh_until_its_first_launch():
     y = an.empty(3 * ROW, np.float32)
     z = an.empty(8, np.int8)
-    assert take_fresh((y[ROW:], 5, np.zeros(3))) == [True, False, False]
-    assert take_fresh((y, z, z)) == [False, True, True]  # aliases of one buffer: all fresh
-    assert take_fresh((z,)) == [False]
+    assert take_fresh((y[ROW:], 5, np.zeros(3))) == (0,)
+    assert take_fresh((y, z, z)) == (1, 2)  # aliases of one buffer: all fresh
+    assert take_fresh((z,)) == ()
     x = np.arange(3 * ROW, dtype=np.float32)
     y = an.empty(3 * ROW, np.float32)
     zeroes_its_output_then_accumulates.launch(x, y, block_dim=3)  # its bytes are the kernel's now

@@ -374,15 +374,24 @@ def _first_unowned(ctx, r, lo, pitch, block_len, block_count, ext):
             if mark != MIXED:
                 continue
             if width == 1:
-                m8 = carray(_voidptr(row["owner_map"] + s), e - s, np.uint8)
-                for i in range(m8.size):
-                    if m8[i] == 0:
-                        return s + i
+                first = _first_zero(carray(_voidptr(row["owner_map"] + s), e - s, np.uint8))
             else:
-                m16 = carray(_voidptr(row["owner_map"] + 2 * s), e - s, np.uint16)
-                for i in range(m16.size):
-                    if m16[i] == 0:
-                        return s + i
+                first = _first_zero(carray(_voidptr(row["owner_map"] + 2 * s), e - s, np.uint16))
+            if first >= 0:
+                return s + first
+    return -1
+
+
+@jit(always_inline=True, _nrt=True)  # builds carray views
+def _first_zero(marks):
+    """The index of the first 0 in ``marks``, or -1 (a vectorized pass first: most have none)."""
+    zero = False
+    for i in range(marks.size):
+        zero |= marks[i] == 0
+    if zero:
+        for i in range(marks.size):
+            if marks[i] == 0:
+                return i
     return -1
 
 

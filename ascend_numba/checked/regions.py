@@ -30,6 +30,7 @@ Plain Python: no Numba in this module.
 
 from __future__ import annotations
 
+import operator
 import threading
 from dataclasses import dataclass
 
@@ -60,6 +61,8 @@ REGION_DTYPE = np.dtype([
     ("touched", np.int64),      # TOUCHED_* bits: the summaries this launch wrote
     ("fresh", np.int64),        # the caller never initialized it (an.empty, an op's output)
 ])
+_EMPTY_ROW = dict.fromkeys(REGION_DTYPE.names, 0)
+_ROW_VALUES = operator.itemgetter(*REGION_DTYPE.names)  # a row's values in the table's field order
 GRANULE = 256
 MIXED = -1
 TOUCHED_OWNER, TOUCHED_READER = 1, 2
@@ -117,21 +120,33 @@ class CheckMaps(threading.local):
 CHECK_MAPS = CheckMaps()
 
 
+def _up64(nbytes: int) -> int:
+    return -(-nbytes // 64) * 64
+
+
 class _Carver:
-    """Consecutive 64-byte aligned slices of one buffer, each with its address (from the buffer's
-    own: an array's ``__array_interface__`` costs ~2 us a call)."""
+    """Consecutive 64-byte aligned parts of one pooled buffer, each with its address (from the
+    buffer's own: an array's ``__array_interface__`` costs ~2 us a call)."""
 
     def __init__(self, buf: np.ndarray):
         self.buf, self.base, self.at = buf, buf.__array_interface__["data"][0], 0
 
-    def take(self, nbytes: int, dtype=np.uint8) -> tuple[np.ndarray, int]:
+    def address(self, nbytes: int) -> int:
+        """The next part's address."""
         start = self.at
-        self.at += -(-nbytes // 64) * 64
-        return self.buf[start:start + nbytes].view(dtype), self.base + start
+        self.at = start - (-nbytes // 64) * 64
+        return self.base + start
+
+    def view(self, nbytes: int, dtype=None) -> tuple[np.ndarray, int]:
+        """The next part (bytes, or elements of ``dtype``), for the host to read, and its address."""
+        start = self.at
+        self.at = start - (-nbytes // 64) * 64
+        part = self.buf[start:start + nbytes]
+        return (part if dtype is None else part.view(dtype)), self.base + start
 
     @staticmethod
-    def size(*nbytes: int) -> int:
-        return sum(-(-n // 64) * 64 for n in nbytes) + 64  # slack past the last: word-sized accesses
+    def size(nbytes: list) -> int:
+        return sum(map(_up64, nbytes)) + 64  # slack past the last: word-sized accesses
 
 
 @dataclass
@@ -163,9 +178,10 @@ class RegionMaps:
         mark = int(self.owner[byte]) if mark == MIXED else mark
         return -1 if mark == np.iinfo(self.owner.dtype).max else mark - 1
 
-    def garbage_left(self, row):
-        """gm-write-garbage: the first byte the launch left garbage in, or None."""
-        if not row["dirty"]:
+    def garbage_left(self, dirty: int):
+        """gm-write-garbage: the first byte the launch left garbage in (``dirty``: the region
+        table says some lane wrote garbage here), or None."""
+        if not dirty:
             return None
         left = np.flatnonzero(self.garbage)
         if not left.size:
@@ -177,8 +193,8 @@ class RegionMaps:
     def unwritten(self):
         """gm-output-unwritten: the first run of bytes of a declared output no lane wrote, named
         with the lanes that wrote the bytes on either side, or None."""
-        if not self.must_write or self.array.nbytes == 0:
-            return None
+        if not self.must_write or self.array.nbytes == 0 or self.owner_sums.min() > 0:
+            return None  # (the last: every granule written whole by lanes)
         written = self.written()
         missing = np.flatnonzero(~written)
         if not missing.size:
@@ -198,13 +214,14 @@ class RegionMaps:
             written = self.written()
             self.array.view(np.uint8)[written] = self.backup[written]
 
-    def clear(self, row):
-        """Zero what the launch wrote in the pooled zeroed maps, for the next launch."""
-        if row["touched"] & TOUCHED_OWNER:
+    def clear(self, touched: int, dirty: int):
+        """Zero what the launch wrote in the pooled zeroed maps (``touched``, ``dirty``: the region
+        table's fields), for the next launch."""
+        if touched & TOUCHED_OWNER:
             self.owner_sums.fill(0)
-        if row["touched"] & TOUCHED_READER:
+        if touched & TOUCHED_READER:
             self.reader_sums.fill(0)
-        if row["dirty"]:
+        if dirty:
             self.garbage.fill(0)
 
 
@@ -244,27 +261,26 @@ def gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, 
         group[4] = group[4] or name in outputs
     dtype, _top = owner_marks(block_dim)
     width = np.dtype(dtype).itemsize
-    granules = [-(-g[0].nbytes // GRANULE) for g in groups.values()]
-    byte_maps = _Carver(CHECK_MAPS.byte_maps(_Carver.size(*(a.nbytes * width for a, *_ in groups.values()
-                                                            for _map in (0, 1)))))
-    zeroed = _Carver(CHECK_MAPS.zeroed(_Carver.size(*(n for (a, *_), g in zip(groups.values(), granules)
-                                                      for n in (a.nbytes, 4 * g, 4 * g)))))
-    backups = _Carver(CHECK_MAPS.backups(_Carver.size(*(a.nbytes for a, _, scratched, *_ in groups.values()
-                                                        if not scratched))))
-    table = np.zeros(len(groups), REGION_DTYPE)
-    kept = []
-    for row, ((start, end), (a, names, scratched, fresh_all, must_write)), g in zip(table, groups.items(), granules):
-        owner, row["owner_map"] = byte_maps.take(a.nbytes * width, dtype)
-        _, row["reader_map"] = byte_maps.take(a.nbytes * width, dtype)
-        garbage, row["garbage_map"] = zeroed.take(a.nbytes)
-        owner_sums, row["owner_sums"] = zeroed.take(4 * g, np.int32)
-        reader_sums, row["reader_sums"] = zeroed.take(4 * g, np.int32)
-        backup = None
-        if not scratched:
-            backup, row["backup"] = backups.take(a.nbytes)
-        padded = -(-a.nbytes // block_bytes) * block_bytes + block_bytes
-        row["addr"], row["nbytes"], row["readable"], row["owner_width"] = start, a.nbytes, padded, width
-        row["writable"] = padded if end == _allocation_end(a) else a.nbytes
-        row["fresh"] = fresh_all
+    sizes = [g[0].nbytes for g in groups.values()]
+    granules = [-(-n // GRANULE) for n in sizes]
+    byte_maps = _Carver(CHECK_MAPS.byte_maps(_Carver.size([n * width for n in sizes] * 2)))  # owner, reader
+    # garbage maps, owner and reader summaries
+    zeroed = _Carver(CHECK_MAPS.zeroed(_Carver.size([*sizes, *[4 * g for g in granules] * 2])))
+    backups = _Carver(CHECK_MAPS.backups(_Carver.size([n for n, g in zip(sizes, groups.values()) if not g[2]])))
+    rows, kept = [], []
+    for ((start, end), (a, names, scratched, fresh_all, must_write)), g in zip(groups.items(), granules):
+        nbytes = a.nbytes
+        owner, owner_map = byte_maps.view(nbytes * width, dtype)
+        garbage, garbage_map = zeroed.view(nbytes)
+        owner_sums, owner_sums_at = zeroed.view(4 * g, np.int32)
+        reader_sums, reader_sums_at = zeroed.view(4 * g, np.int32)
+        backup, backup_at = (None, 0) if scratched else backups.view(nbytes)
+        padded = -(-nbytes // block_bytes) * block_bytes + block_bytes
+        row = {"addr": start, "nbytes": nbytes, "readable": padded,
+               "writable": padded if end == _allocation_end(a) else nbytes, "owner_width": width,
+               "owner_map": owner_map, "reader_map": byte_maps.address(nbytes * width),
+               "owner_sums": owner_sums_at, "reader_sums": reader_sums_at, "garbage_map": garbage_map,
+               "backup": backup_at, "fresh": fresh_all}
+        rows.append(_ROW_VALUES({**_EMPTY_ROW, **row}))
         kept.append(RegionMaps(a, " = ".join(names), owner, owner_sums, reader_sums, garbage, backup, must_write))
-    return table, kept, zeroed.buf
+    return np.array(rows, REGION_DTYPE), kept, zeroed.buf

@@ -16,7 +16,7 @@ from .._numba_compat.extending import overload, python_twin
 from .._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..kernels.interpret import python_function
 from ..kernels.lane import _load_i64, _store_i64
-from .rules import CHECK_DETAILS, CHECK_OPERAND, CHECK_PRIMITIVE, CHECK_RULE, REPORTED
+from .rules import CHECK_DETAILS, CHECK_OPERAND, CHECK_PRIMITIVE, CHECK_RULE, MAX_DETAILS, REPORTED
 
 __all__ = ["failed", *REPORTED]
 
@@ -27,31 +27,32 @@ def failed(ctx):
     return _load_i64(ctx.check_addr, CHECK_RULE) != 0
 
 
-@jit(always_inline=True)
-def _first(ctx, code, prim, operand):
-    """Record the rule, primitive and operand of the lane's first violation; False if it has one."""
+@jit
+def _record(ctx, code, prim, operand, details):
+    """Record the lane's first violation (later ones are ignored): the rule's code, the
+    primitive's, the operand's and the details (int64, in the record's order, padded with 0).
+    Out of line: a reporter's call site stays small in the hot rule functions around it."""
     base = ctx.check_addr
     if _load_i64(base, CHECK_RULE) != 0:
-        return False
+        return
     _store_i64(base, CHECK_RULE, code)
     _store_i64(base, CHECK_PRIMITIVE, prim)
     _store_i64(base, CHECK_OPERAND, operand)
-    return True
+    for k in range(MAX_DETAILS):
+        _store_i64(base, CHECK_DETAILS + k, details[k])
 
 
 def _reporter(ident: str, rule):
     """The stub compiled code calls as ``report.<ident>``, overloaded with its implementation."""
     params = ", ".join(("ctx", "prim", "operand", *rule.details))
-    stores = "".join(f"        _store_i64(ctx.check_addr, {CHECK_DETAILS + k}, np.int64({name}))\n"
-                     for k, name in enumerate(rule.details))
+    details = [f"np.int64({name})" for name in rule.details] + ["np.int64(0)"] * (MAX_DETAILS - len(rule.details))
     source = (f"def {ident}({params}):\n"
               f"    raise NotImplementedError  # compiled only\n"
               f"def generate({params}):\n"
               f"    return implementation\n"
               f"def implementation({params}):\n"
-              f"    if _first(ctx, {rule.code}, prim, operand):\n"
-              f"{stores or '        pass'}\n")
-    namespace = {"np": np, "_first": _first, "_store_i64": _store_i64, "__name__": __name__}
+              f"    _record(ctx, {rule.code}, prim, operand, ({', '.join(details)},))\n")
+    namespace = {"np": np, "_record": _record, "__name__": __name__}
     exec(compile(source, f"<reporter of {rule.name}>", "exec"), namespace)  # noqa: S102 - our own records
     stub = namespace[ident]
     stub.__doc__ = f"Report [{rule.name}] with its details {', '.join(rule.details) or '(none)'}."

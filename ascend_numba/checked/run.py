@@ -16,7 +16,7 @@ from ..kernels.launchers import launch_lanes_checked, launcher, run_resident, ru
 from ..kernels.lane import STATE_AUTO, STATE_ERROR
 from .dispatch import rule_table
 from .messages import decode_violation
-from .regions import CHECK_MAPS, gm_regions
+from .regions import CHECK_MAPS, RegionMaps, gm_regions
 from .rules import CHECK_RULE, CHECK_SLOTS
 from .ub_shadow import shadow_bytes
 
@@ -58,15 +58,16 @@ def run_checked(body, block_dim, platform, gm_args, tiling, address, state, trac
         broken = failed.size or state[:, STATE_ERROR].any()
         left = None
         if not broken:
-            left = next((e for e in (m.garbage_left(row) for m, row in zip(regions, table)) if e is not None), None) \
-                or next((e for e in (m.unwritten() for m in regions) if e is not None), None)
+            left = next((e for e in map(RegionMaps.garbage_left, regions, table["dirty"].tolist()) if e is not None),
+                        None) if table["dirty"].any() else None
+            left = left or next((e for e in map(RegionMaps.unwritten, regions) if e is not None), None)
         if broken or left is not None:
             for m in regions:
                 m.restore()
     finally:
         if CHECK_MAPS.pooled(maps):
-            for m, row in zip(regions, table):
-                m.clear(row)
+            for m, touched, dirty in zip(regions, table["touched"].tolist(), table["dirty"].tolist()):
+                m.clear(touched, dirty)
     if failed.size:
         raise decode_violation(int(failed[0]), check[failed[0]], [m.name for m in regions])
     if left is not None:

@@ -347,7 +347,7 @@ class Kernel:
         :func:`~ascend_numba.checked.run.run_checked`); ``interpret``: see :meth:`launch`.
         Arguments from ``an.empty`` no launch has taken are fresh for this one (their bytes are
         the kernel's from then on)."""
-        fresh = tuple(n for n, is_fresh in zip(self.arg_names, take_fresh(gm_args)) if is_fresh)
+        fresh = tuple(self.arg_names[i] for i in take_fresh(gm_args) if i < len(self.arg_names))
         mode = "checked" if checked else "traced" if trace else "plain"
         body = self.body(constants or {}, tiling_dtype, mode, interpreting(interpret))
         return run_launch(body, block_dim, platform, gm_args,
