@@ -314,91 +314,50 @@ def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, re
 def note_read(ctx, prim, r, lo, pitch, block_len, block_count):
     """Lane ``block_idx`` reads blocks of GM argument ``r`` (as :func:`claim`): no other lane may
     have written them since the last SyncAll (gm-cross-core-read), and in a fresh output some
-    lane must have (gm-read-unwritten-output); the lane is recorded as their reader (a byte
-    several lanes read is marked so)."""
+    lane of the launch must have (gm-read-unwritten-output); the lane is recorded as their
+    reader (a byte several lanes read is marked so)."""
     ext = _extent(ctx, r, lo, pitch, block_len, block_count)
     if ext <= 0:
         return True  # GM padding: nobody writes it
     row = region(ctx, r)
-    if row["fresh"] != 0:
-        first = _first_unowned(ctx, r, lo, pitch, block_len, block_count, ext)
-        if first >= 0:
-            report.gm_read_unwritten_output(ctx, prim, OPERAND_SRC, tensor=r, byte=first)
-            return False
     written = row["written"] != 0
+    fresh = row["fresh"] != 0
     row["read"] = 1
     _touch(ctx, r, TOUCHED_READER)
     if pitch != block_len and block_count > 1:  # strided blocks: byte by byte
-        return _note_part(ctx, prim, r, lo, pitch, block_len, block_count, ext, written)
+        return _note_part(ctx, prim, r, lo, pitch, block_len, block_count, ext, written, fresh)
     head, w0, w1, tail = _granules(ctx, r, lo, ext)
-    if head > lo and not _note_part(ctx, prim, r, lo, head - lo, head - lo, 1, head - lo, written):
+    if head > lo and not _note_part(ctx, prim, r, lo, head - lo, head - lo, 1, head - lo, written, fresh):
         return False
     osum = _summaries(ctx, r, OWNER)
     rsum = _summaries(ctx, r, READER)
     me = ctx.block_idx + 1
     top = _top_mark(ctx, r)
     for g in range(w0, w1):
-        o = osum[g] if written else 0
+        o = osum[g] if written or fresh else 0
         if o == MIXED or rsum[g] == MIXED:
             n = _granule_end(ctx, r, g) - g * GRANULE
-            if not _note_part(ctx, prim, r, g * GRANULE, n, n, 1, n, written):
+            if not _note_part(ctx, prim, r, g * GRANULE, n, n, 1, n, written, fresh):
                 return False
             continue
-        if o != 0 and o != me and o != top:
+        if fresh and o == 0:
+            report.gm_read_unwritten_output(ctx, prim, OPERAND_SRC, tensor=r, byte=g * GRANULE)
+            return False
+        if written and o != 0 and o != me and o != top:
             report.gm_cross_core_read(ctx, prim, OPERAND_SRC, tensor=r, byte=g * GRANULE, other_lane=o - 1)
             return False
         q = rsum[g]
         rsum[g] = me if q == 0 or q == me else top
     if w1 > w0 and tail < lo + ext:
         n = lo + ext - tail
-        return _note_part(ctx, prim, r, tail, n, n, 1, n, written)
+        return _note_part(ctx, prim, r, tail, n, n, 1, n, written, fresh)
     return True
 
 
-@jit(_nrt=True)  # builds carray views
-def _first_unowned(ctx, r, lo, pitch, block_len, block_count, ext):
-    """The first byte of the blocks (``ext`` bytes from ``lo`` inside the tensor) that no lane of
-    the launch wrote, or -1: a granule's summary says, or its bytes where it is MIXED."""
-    sums = _summaries(ctx, r, OWNER)
-    row = region(ctx, r)
-    width = row["owner_width"]
-    if pitch == block_len:  # gapless: one block
-        pitch = block_len = ext
-    for b0 in range(0, ext, pitch):
-        start, end = lo + b0, lo + min(b0 + block_len, ext)
-        for g in range(start // GRANULE, (end - 1) // GRANULE + 1):
-            s, e = max(start, g * GRANULE), min(end, (g + 1) * GRANULE)
-            mark = sums[g]
-            if mark == 0:
-                return s
-            if mark != MIXED:
-                continue
-            if width == 1:
-                first = _first_zero(carray(_voidptr(row["owner_map"] + s), e - s, np.uint8))
-            else:
-                first = _first_zero(carray(_voidptr(row["owner_map"] + 2 * s), e - s, np.uint16))
-            if first >= 0:
-                return s + first
-    return -1
-
-
-@jit(always_inline=True, _nrt=True)  # builds carray views
-def _first_zero(marks):
-    """The index of the first 0 in ``marks``, or -1 (a vectorized pass first: most have none)."""
-    zero = False
-    for i in range(marks.size):
-        zero |= marks[i] == 0
-    if zero:
-        for i in range(marks.size):
-            if marks[i] == 0:
-                return i
-    return -1
-
-
 @jit(always_inline=True, _nrt=True)  # builds carray views (an array value needs the runtime)
-def _note_part(ctx, prim, r, lo, pitch, block_len, block_count, ext, written):
+def _note_part(ctx, prim, r, lo, pitch, block_len, block_count, ext, written, fresh):
     """:func:`note_read` byte by byte over the ``ext`` bytes from ``lo``, their granules made MIXED."""
-    if written and (block_count > 1 or not _mixed(ctx, r, OWNER, lo, ext)):
+    if (written or fresh) and (block_count > 1 or not _mixed(ctx, r, OWNER, lo, ext)):
         _materialize(ctx, r, OWNER, lo, ext)
     if block_count > 1 or not _mixed(ctx, r, READER, lo, ext):
         _materialize(ctx, r, READER, lo, ext)
@@ -409,20 +368,30 @@ def _note_part(ctx, prim, r, lo, pitch, block_len, block_count, ext, written):
     reader = _voidptr(_map_addr(ctx, r, READER) + lo * width)
     if width == 1:
         return _note_blocks(ctx, prim, r, lo, carray(owner, ext, np.uint8), carray(reader, ext, np.uint8),
-                            pitch, block_len, np.uint8(ctx.block_idx + 1), np.uint8(0xFF), written)
+                            pitch, block_len, np.uint8(ctx.block_idx + 1), np.uint8(0xFF), written, fresh)
     return _note_blocks(ctx, prim, r, lo, carray(owner, ext, np.uint16), carray(reader, ext, np.uint16),
-                        pitch, block_len, np.uint16(ctx.block_idx + 1), np.uint16(0xFFFF), written)
+                        pitch, block_len, np.uint16(ctx.block_idx + 1), np.uint16(0xFFFF), written, fresh)
 
 
 @jit(_nrt=True)  # builds carray views (one copy per map width, not inlined: compile time)
-def _note_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, written):
+def _note_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, written, fresh):
     ext = owner.size
-    if written:  # some lane wrote this tensor since the last SyncAll: were these bytes among them?
-        if _others_own(owner, pitch, block_len, me, top):
+    # Some lane wrote this tensor since the last SyncAll (were these bytes among them?), or the
+    # caller never initialized it (were they all written?): one pass over the owners for both.
+    if written or fresh:
+        hazard = False
+        for b0 in range(0, ext, pitch):
+            o = owner[b0:b0 + block_len]
+            for i in range(o.size):
+                hazard |= (written & _other_lane(o[i], me, top)) | (fresh & (o[i] == 0))
+        if hazard:
             for b0 in range(0, ext, pitch):
                 o = owner[b0:b0 + block_len]
                 for i in range(o.size):
-                    if _other_lane(o[i], me, top):
+                    if fresh and o[i] == 0:
+                        report.gm_read_unwritten_output(ctx, prim, OPERAND_SRC, tensor=r, byte=lo + b0 + i)
+                        return False
+                    if written and _other_lane(o[i], me, top):
                         report.gm_cross_core_read(ctx, prim, OPERAND_SRC, tensor=r, byte=lo + b0 + i,
                                                   other_lane=o[i] - 1)
                         return False
