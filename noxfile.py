@@ -39,7 +39,7 @@ REQUIREMENTS = nox.project.load_toml("pyproject.toml")["project"]["dependencies"
 LOWEST = [_lowest(r) for r in REQUIREMENTS]
 HIGHEST = REQUIREMENTS
 SUBSET = ["tests/test_registry.py", "tests/test_numba_compat.py", "tests/test_half.py", "tests/test_launch.py",
-          "tests/test_checked.py", "tests/test_interpret.py", "tests/test_primitives.py"]
+          "tests/test_checked.py", "tests/test_checked_rules.py", "tests/test_interpret.py", "tests/test_primitives.py"]
 TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100", "pytest-xdist>=3.5"]
 
 nox.options.sessions = ["compat"]

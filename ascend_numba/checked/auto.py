@@ -49,22 +49,17 @@ def tile_rebound(ctx, prim, end):
     return True
 
 
-@jit(always_inline=True, _nrt=True)  # builds carray views (an array value needs the runtime)
-def _loaded(ctx, start, n):
-    return carray(_voidptr(ctx.shadow_addr + LOADED_PART * ctx.ub_size + start), n, np.uint8)
-
-
-@jit(_nrt=True)
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def mark_loaded(ctx, start, n):
     """UB bytes a GM -> UB copy brought in, not yet read by any primitive."""
     if auto_mode(ctx):
-        marks = _loaded(ctx, start, n)
+        marks = carray(_voidptr(ctx.shadow_addr + LOADED_PART * ctx.ub_size + start), n, np.uint8)
         epoch = np.uint8(ctx.epoch)
         for i in range(n):
             marks[i] = epoch
 
 
-@jit(_nrt=True)
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def auto_read(ctx, start, n):
     """A primitive reads UB bytes: the loads of the 32-byte blocks holding them were used."""
     if not auto_mode(ctx) or n <= 0:
@@ -72,17 +67,17 @@ def auto_read(ctx, start, n):
     bb = ctx.block_bytes
     lo = start // bb * bb
     hi = min((start + n + bb - 1) // bb * bb, ctx.ub_size)
-    marks = _loaded(ctx, lo, hi - lo)
+    marks = carray(_voidptr(ctx.shadow_addr + LOADED_PART * ctx.ub_size + lo), hi - lo, np.uint8)
     for i in range(marks.size):
         marks[i] = 0
 
 
-@jit(_nrt=True)
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def auto_overwrite(ctx, start, n):
     """A primitive writes UB bytes: a byte loaded from GM and never read is a redundant load."""
     if not auto_mode(ctx) or n <= 0:
         return
-    marks = _loaded(ctx, start, n)
+    marks = carray(_voidptr(ctx.shadow_addr + LOADED_PART * ctx.ub_size + start), n, np.uint8)
     epoch = np.uint8(ctx.epoch)
     hit = False
     for i in range(n):

@@ -39,12 +39,6 @@ def _summaries(ctx, r, which):
 
 
 @jit(always_inline=True)
-def _map_addr(ctx, r, which):
-    row = region(ctx, r)
-    return row["owner_map"] if which == OWNER else row["reader_map"]
-
-
-@jit(always_inline=True)
 def _top_mark(ctx, r):
     return 0xFF if region(ctx, r)["owner_width"] == 1 else 0xFFFF
 
@@ -68,19 +62,14 @@ def _granules(ctx, r, lo, ext):
     return min(w0 * GRANULE, hi), w0, w1, max(w1 * GRANULE, lo)
 
 
-@jit(always_inline=True)
-def _extent(ctx, r, lo, pitch, block_len, block_count):
-    """The bytes from ``lo`` that blocks reach inside the tensor (0 or less: all in the padding)."""
-    return min((block_count - 1) * pitch + block_len, region(ctx, r)["nbytes"] - lo)
-
-
 @jit(_nrt=True)  # builds carray views
 def _materialize(ctx, r, which, lo, ext):
     """The granules holding ``[lo, lo + ext)`` of the owner or reader map made MIXED: each
     granule's summary mark written into its bytes first."""
     sums = _summaries(ctx, r, which)
-    width = region(ctx, r)["owner_width"]
-    base = _map_addr(ctx, r, which)
+    row = region(ctx, r)
+    width = row["owner_width"]
+    base = row["owner_map"] if which == OWNER else row["reader_map"]
     for g in range(lo // GRANULE, (lo + ext - 1) // GRANULE + 1):
         mark = sums[g]
         if mark == MIXED:
@@ -149,7 +138,7 @@ def claim(ctx, prim, r, lo, pitch, block_len, block_count):
     """Lane ``block_idx`` writes ``block_count`` blocks of ``block_len`` GM bytes, ``pitch``
     apart, from byte ``lo`` of argument ``r``: since the last SyncAll no other lane may have
     written them (gm-write-race) or read them (gm-write-after-read)."""
-    ext = _extent(ctx, r, lo, pitch, block_len, block_count)
+    ext = min((block_count - 1) * pitch + block_len, region(ctx, r)["nbytes"] - lo)  # inside the tensor
     if ext <= 0:
         return True  # bytes in the padding have no owner
     row = region(ctx, r)
@@ -207,12 +196,12 @@ def _claim_part(ctx, prim, r, lo, ext, read):
 @jit(always_inline=True, _nrt=True)  # builds carray views (an array value needs the runtime)
 def _claim_bytes(ctx, prim, r, lo, pitch, block_len, block_count, read):
     """:func:`claim` on the byte maps (their granules MIXED)."""
-    ext = _extent(ctx, r, lo, pitch, block_len, block_count)
+    ext = min((block_count - 1) * pitch + block_len, region(ctx, r)["nbytes"] - lo)  # inside the tensor
     if pitch == block_len:  # gapless: one block
         pitch = block_len = ext
     width = region(ctx, r)["owner_width"]
-    owner = _voidptr(_map_addr(ctx, r, OWNER) + lo * width)
-    reader = _voidptr(_map_addr(ctx, r, READER) + lo * width)
+    owner = _voidptr(region(ctx, r)["owner_map"] + lo * width)
+    reader = _voidptr(region(ctx, r)["reader_map"] + lo * width)
     # Views of exactly the range, indexed from 0: the loops vectorize.
     if width == 1:
         if block_len <= SMALL_BLOCK and (ext - block_len) % pitch == 0 \
@@ -316,7 +305,7 @@ def note_read(ctx, prim, r, lo, pitch, block_len, block_count):
     have written them since the last SyncAll (gm-cross-core-read), and in a fresh output some
     lane of the launch must have (gm-read-unwritten-output); the lane is recorded as their
     reader (a byte several lanes read is marked so)."""
-    ext = _extent(ctx, r, lo, pitch, block_len, block_count)
+    ext = min((block_count - 1) * pitch + block_len, region(ctx, r)["nbytes"] - lo)  # inside the tensor
     if ext <= 0:
         return True  # GM padding: nobody writes it
     row = region(ctx, r)
@@ -364,8 +353,8 @@ def _note_part(ctx, prim, r, lo, pitch, block_len, block_count, ext, written, fr
     if pitch == block_len:  # gapless: one block
         pitch = block_len = ext
     width = region(ctx, r)["owner_width"]
-    owner = _voidptr(_map_addr(ctx, r, OWNER) + lo * width)
-    reader = _voidptr(_map_addr(ctx, r, READER) + lo * width)
+    owner = _voidptr(region(ctx, r)["owner_map"] + lo * width)
+    reader = _voidptr(region(ctx, r)["reader_map"] + lo * width)
     if width == 1:
         return _note_blocks(ctx, prim, r, lo, carray(owner, ext, np.uint8), carray(reader, ext, np.uint8),
                             pitch, block_len, np.uint8(ctx.block_idx + 1), np.uint8(0xFF), written, fresh)

@@ -10,15 +10,19 @@ names the details back from the same record (:func:`.messages.decode_violation`)
 
 from __future__ import annotations
 
-import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
-from .._numba_compat.extending import overload, python_twin
-from .._numba_compat.jit import OVERLOAD_OPTIONS, jit
+from .._numba_compat.extending import cgutils, python_twin
+from .._numba_compat.jit import jit
 from ..kernels.interpret import python_function
-from ..kernels.lane import _load_i64, _store_i64
-from .rules import CHECK_DETAILS, CHECK_OPERAND, CHECK_PRIMITIVE, CHECK_RULE, MAX_DETAILS, REPORTED
+from ..kernels.lane import CheckedLane, _load_i64, _store_i64
+from .rules import CHECK_DETAILS, CHECK_OPERAND, CHECK_PRIMITIVE, CHECK_RULE, REPORTED
 
 __all__ = ["failed", *REPORTED]
+
+_CHECK_ADDR = CheckedLane._fields.index("check_addr")
 
 
 @jit(always_inline=True)
@@ -27,38 +31,56 @@ def failed(ctx):
     return _load_i64(ctx.check_addr, CHECK_RULE) != 0
 
 
-@jit
+def _typed(code: int, ctx, prim, operand, details: tuple):
+    """A reporter's signature and codegen: if the lane's check row is empty, store the rule's
+    code, the primitive, the operand and the details (as int64, in the record's order).  Code
+    at the call site, in an unlikely branch: nothing is compiled per rule."""
+    if not (isinstance(ctx, types.NamedTuple) and ctx.instance_class is CheckedLane):
+        return None
+    sig = types.none(ctx, prim, operand, *details)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        check_addr = cgutils.unpack_tuple(builder, args[0])[_CHECK_ADDR]
+        row = builder.inttoptr(check_addr, i64.as_pointer())
+        empty = builder.icmp_unsigned("==", builder.load(row), ir.Constant(i64, 0))
+        with builder.if_then(empty, likely=False):
+            slots = [(CHECK_RULE, ir.Constant(i64, code))]
+            slots += [(slot, context.cast(builder, v, t, types.int64)) for slot, v, t in
+                      zip((CHECK_PRIMITIVE, CHECK_OPERAND, *range(CHECK_DETAILS, CHECK_DETAILS + len(details))),
+                          args[1:], signature.args[1:])]
+            for slot, value in slots:
+                builder.store(value, builder.gep(row, [ir.Constant(i64, slot)]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 def _record(ctx, code, prim, operand, details):
-    """Record the lane's first violation (later ones are ignored): the rule's code, the
-    primitive's, the operand's and the details (int64, in the record's order, padded with 0).
-    Out of line: a reporter's call site stays small in the hot rule functions around it."""
-    base = ctx.check_addr
-    if _load_i64(base, CHECK_RULE) != 0:
+    """Interpret mode's reporter: the same stores, in Python (run by :func:`python_function`)."""
+    if _load_i64(ctx.check_addr, CHECK_RULE) != 0:
         return
-    _store_i64(base, CHECK_RULE, code)
-    _store_i64(base, CHECK_PRIMITIVE, prim)
-    _store_i64(base, CHECK_OPERAND, operand)
-    for k in range(MAX_DETAILS):
-        _store_i64(base, CHECK_DETAILS + k, details[k])
+    for slot, value in ((CHECK_RULE, code), (CHECK_PRIMITIVE, prim), (CHECK_OPERAND, operand),
+                        *((CHECK_DETAILS + k, v) for k, v in enumerate(details))):
+        _store_i64(ctx.check_addr, slot, int(value))
 
 
 def _reporter(ident: str, rule):
-    """The stub compiled code calls as ``report.<ident>``, overloaded with its implementation."""
+    """``report.<ident>``: an intrinsic of ``(ctx, prim, operand, <the rule's details>)``, called
+    with the details by keyword, and its plain-Python twin."""
+    details = ", ".join(rule.details)
     params = ", ".join(("ctx", "prim", "operand", *rule.details))
-    details = [f"np.int64({name})" for name in rule.details] + ["np.int64(0)"] * (MAX_DETAILS - len(rule.details))
-    source = (f"def {ident}({params}):\n"
-              f"    raise NotImplementedError  # compiled only\n"
-              f"def generate({params}):\n"
-              f"    return implementation\n"
-              f"def implementation({params}):\n"
-              f"    _record(ctx, {rule.code}, prim, operand, ({', '.join(details)},))\n")
-    namespace = {"np": np, "_record": _record, "__name__": __name__}
+    source = (f"def {ident}(typingctx, {params}):\n"
+              f"    return _typed({rule.code}, ctx, prim, operand, ({details}{',' if details else ''}))\n"
+              f"def twin({params}):\n"
+              f"    _record(ctx, {rule.code}, prim, operand, ({details}{',' if details else ''}))\n")
+    namespace = {"_typed": _typed, "_record": python_function(_record), "__name__": __name__}
     exec(compile(source, f"<reporter of {rule.name}>", "exec"), namespace)  # noqa: S102 - our own records
-    stub = namespace[ident]
-    stub.__doc__ = f"Report [{rule.name}] with its details {', '.join(rule.details) or '(none)'}."
-    overload(stub, jit_options=OVERLOAD_OPTIONS)(namespace["generate"])
-    python_twin(stub)(python_function(namespace["implementation"]))
-    return stub
+    definition = namespace[ident]
+    definition.__doc__ = f"Report [{rule.name}] with its details {details or '(none)'}."
+    reporter = intrinsic(definition)
+    python_twin(reporter)(namespace["twin"])
+    return reporter
 
 
 globals().update({ident: _reporter(ident, rule) for ident, rule in REPORTED.items()})

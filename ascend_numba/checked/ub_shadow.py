@@ -31,7 +31,7 @@ __all__ = ["SHADOW_PARTS", "shadow_bytes", "first_unwritten", "mark_epoch", "mar
            "ub_aligned", "ub_read_ok", "ub_blocks_read_ok", "is_local_operand", "GARBAGE_PART"]
 
 SHADOW_PARTS = 3
-WRITTEN_PART, GARBAGE_PART = 0, 1
+WRITTEN_PART, GARBAGE_PART = 0, 1  # (views of a part are built in place: a helper returning one costs a compile)
 
 
 def shadow_bytes(ub_size: int) -> int:
@@ -39,18 +39,12 @@ def shadow_bytes(ub_size: int) -> int:
     return SHADOW_PARTS * ub_size + 64
 
 
-@jit(always_inline=True, _nrt=True)  # builds carray views (an array value needs the runtime)
-def _part(ctx, part, start, n):
-    """Bytes ``[start, start + n)`` of one part of the shadow, indexed from 0 (the loops vectorize)."""
-    return carray(_voidptr(ctx.shadow_addr + part * ctx.ub_size + start), n, np.uint8)
-
-
 # ---- written since Init -------------------------------------------------------------------------
 
-@jit(_nrt=True)
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def first_unwritten(ctx, start, n):
     """The first UB offset in ``[start, start + n)`` no primitive wrote since Init, or -1."""
-    shadow = _part(ctx, WRITTEN_PART, start, n)
+    shadow = carray(_voidptr(ctx.shadow_addr + WRITTEN_PART * ctx.ub_size + start), n, np.uint8)
     epoch = np.uint8(ctx.epoch)
     stale = False
     for i in range(n):
@@ -63,11 +57,11 @@ def first_unwritten(ctx, start, n):
     return -1
 
 
-@jit(_nrt=True)
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def mark_epoch(ctx, start, n):
     """UB bytes ``[start, start + n)`` written since Init (their garbage marks left as they are)."""
     auto_overwrite(ctx, start, n)
-    shadow = _part(ctx, WRITTEN_PART, start, n)
+    shadow = carray(_voidptr(ctx.shadow_addr + WRITTEN_PART * ctx.ub_size + start), n, np.uint8)
     epoch = np.uint8(ctx.epoch)
     for i in range(n):
         shadow[i] = epoch
@@ -75,10 +69,10 @@ def mark_epoch(ctx, start, n):
 
 # ---- garbage marks ------------------------------------------------------------------------------
 
-@jit(_nrt=True)
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def set_garbage(ctx, start, n, value):
     """Mark UB bytes garbage (``value`` 1) or clean (0)."""
-    marks = _part(ctx, GARBAGE_PART, start, n)
+    marks = carray(_voidptr(ctx.shadow_addr + GARBAGE_PART * ctx.ub_size + start), n, np.uint8)
     if value:
         _store_i64(ctx.state_addr, STATE_GARBAGE, 1)
         v = np.uint8(ctx.epoch)
@@ -110,9 +104,9 @@ def first_garbage(ctx, start, n):
     return _first_garbage(ctx, start, n)
 
 
-@jit(_nrt=True)
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def _first_garbage(ctx, start, n):
-    marks = _part(ctx, GARBAGE_PART, start, n)
+    marks = carray(_voidptr(ctx.shadow_addr + GARBAGE_PART * ctx.ub_size + start), n, np.uint8)
     epoch = np.uint8(ctx.epoch)
     found = False
     for i in range(n):
@@ -132,10 +126,10 @@ def move_garbage(ctx, dst, src, n):
         _move_garbage(ctx, dst, src, n)
 
 
-@jit(_nrt=True)
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def _move_garbage(ctx, dst, src, n):
-    d = _part(ctx, GARBAGE_PART, dst, n)
-    s = _part(ctx, GARBAGE_PART, src, n)
+    d = carray(_voidptr(ctx.shadow_addr + GARBAGE_PART * ctx.ub_size + dst), n, np.uint8)
+    s = carray(_voidptr(ctx.shadow_addr + GARBAGE_PART * ctx.ub_size + src), n, np.uint8)
     if dst <= src:
         for i in range(n):
             d[i] = s[i]
@@ -208,7 +202,7 @@ def ub_read_ok(ctx, prim, operand, addr, start, n):
     return True
 
 
-@jit(_nrt=True)
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def ub_blocks_read_ok(ctx, prim, operand, a0, pitch, block_len, block_count):
     """:func:`ub_read_ok` for ``block_count`` blocks of ``block_len`` bytes, ``pitch`` apart,
     from UB offset ``a0``: one pass, not a call per block."""
@@ -220,7 +214,8 @@ def ub_blocks_read_ok(ctx, prim, operand, a0, pitch, block_len, block_count):
         for k in range(block_count):
             stale |= (_load_word(base + k * pitch) & mask) != want
     else:
-        shadow = _part(ctx, WRITTEN_PART, a0, (block_count - 1) * pitch + block_len)
+        ext = (block_count - 1) * pitch + block_len
+        shadow = carray(_voidptr(ctx.shadow_addr + WRITTEN_PART * ctx.ub_size + a0), ext, np.uint8)
         epoch = np.uint8(ctx.epoch)
         for b0 in range(0, shadow.size, pitch):
             block = shadow[b0:b0 + block_len]
@@ -239,7 +234,7 @@ def ub_blocks_read_ok(ctx, prim, operand, a0, pitch, block_len, block_count):
     return True
 
 
-@jit(_nrt=True)
+@jit(_nrt=True)  # builds carray views (an array value needs the runtime)
 def mark_blocks_written(ctx, a0, pitch, block_len, block_count):
     """:func:`mark_written` for blocks (as :func:`ub_blocks_read_ok`)."""
     if auto_mode(ctx):
@@ -255,14 +250,14 @@ def mark_blocks_written(ctx, a0, pitch, block_len, block_count):
                 put_word(ctx.shadow_addr + GARBAGE_PART * ctx.ub_size + a0 + k * pitch, np.uint64(0), mask)
         return
     ext = (block_count - 1) * pitch + block_len
-    shadow = _part(ctx, WRITTEN_PART, a0, ext)
+    shadow = carray(_voidptr(ctx.shadow_addr + WRITTEN_PART * ctx.ub_size + a0), ext, np.uint8)
     epoch = np.uint8(ctx.epoch)
     for b0 in range(0, ext, pitch):
         block = shadow[b0:b0 + block_len]
         for i in range(block.size):
             block[i] = epoch
     if has_garbage(ctx):
-        marks = _part(ctx, GARBAGE_PART, a0, ext)
+        marks = carray(_voidptr(ctx.shadow_addr + GARBAGE_PART * ctx.ub_size + a0), ext, np.uint8)
         for b0 in range(0, ext, pitch):
             block = marks[b0:b0 + block_len]
             for i in range(block.size):
