@@ -16,7 +16,7 @@ from ..kernels.launchers import launch_lanes_checked, launcher, run_resident, ru
 from ..kernels.lane import STATE_AUTO, STATE_ERROR
 from .dispatch import rule_table
 from .messages import decode_violation
-from .regions import CHECK_MAPS, RegionMaps, gm_regions
+from .regions import CHECK_MAPS, gm_regions
 from .rules import CHECK_RULE, CHECK_SLOTS
 from .ub_shadow import shadow_bytes
 
@@ -56,11 +56,7 @@ def run_checked(body, block_dim, platform, gm_args, tiling, address, state, trac
             CHECK_MAPS.epoch = (first_epoch + ran) % 255
         failed = np.flatnonzero(check[:, CHECK_RULE])
         broken = failed.size or state[:, STATE_ERROR].any()
-        left = None
-        if not broken:
-            left = next((e for e in map(RegionMaps.garbage_left, regions, table["dirty"].tolist()) if e is not None),
-                        None) if table["dirty"].any() else None
-            left = left or next((e for e in map(RegionMaps.unwritten, regions) if e is not None), None)
+        left = None if broken else _end_of_launch(regions, table)
         if broken or left is not None:
             for m in regions:
                 m.restore()
@@ -72,3 +68,18 @@ def run_checked(body, block_dim, platform, gm_args, tiling, address, state, trac
         raise decode_violation(int(failed[0]), check[failed[0]], [m.name for m in regions])
     if left is not None:
         raise left
+
+
+def _end_of_launch(regions: list, table: np.ndarray):
+    """The first violation only the launch's end shows (gm-write-garbage, then
+    gm-output-unwritten), or None."""
+    if table["dirty"].any():
+        for maps, dirty in zip(regions, table["dirty"].tolist()):
+            found = maps.garbage_left(dirty)
+            if found is not None:
+                return found
+    for maps in regions:
+        found = maps.unwritten()
+        if found is not None:
+            return found
+    return None
