@@ -131,16 +131,19 @@ class _Carver:
     def __init__(self, buf: np.ndarray):
         self.buf, self.base, self.at = buf, buf.__array_interface__["data"][0], 0
 
+    def _next(self, nbytes: int) -> int:
+        """The next part's offset in the buffer (the cursor moves past it)."""
+        start = self.at
+        self.at = start + _up64(nbytes)
+        return start
+
     def address(self, nbytes: int) -> int:
         """The next part's address."""
-        start = self.at
-        self.at = start - (-nbytes // 64) * 64
-        return self.base + start
+        return self.base + self._next(nbytes)
 
     def view(self, nbytes: int, dtype=None) -> tuple[np.ndarray, int]:
         """The next part (bytes, or elements of ``dtype``), for the host to read, and its address."""
-        start = self.at
-        self.at = start - (-nbytes // 64) * 64
+        start = self._next(nbytes)
         part = self.buf[start:start + nbytes]
         return (part if dtype is None else part.view(dtype)), self.base + start
 
