@@ -10,8 +10,8 @@ import pytest
 from ascend_numba.config import FUSION_BLOCK
 from ascend_numba.kernels import (
     KernelCheckError, VectorProgramError, add, adds, alloc_buffer, cast_bf16_to_f32, cast_f16_to_f32,
-    cast_f32_to_bf16, cast_f32_to_f16, constant, data_copy, div, duplicate, kernel, mul, muls, sub, vector_program,
-    vmax, vsqrt,
+    cast_f32_to_bf16, cast_f32_to_f16, constant, data_copy, data_copy_pad, div, duplicate, kernel, mul, muls, sub,
+    vector_program, vmax, vsqrt,
 )
 from ascend_numba.kernels.primitives import fusion
 
@@ -407,3 +407,97 @@ def test_a_constant_fuse_compiles_only_its_path():
     assert "_p." not in fused and "_op_by_op" not in fused
     assert "_p.vmax(" in fusion._source(program, body, True, set(), False)
     assert "_op_by_op(" in fusion._source(program, body, True, set(), None)
+
+
+# ---- copies: a tile's CopyIn, Compute and CopyOut as one program ------------------------------------
+
+@vector_program(temps=("t", "o"))
+def shift_tile(x, out, xs, o, t, whole, nbytes, a, b):
+    """CopyIn x (whole blocks), out = x * a + b, CopyOut exactly nbytes; xs is no temp: it holds
+    the tile after the program."""
+    xs = data_copy(x)
+    t = muls(xs, a)
+    o = adds(t, b)
+    if whole:
+        out = data_copy(o)
+    else:
+        out = data_copy_pad(o, nbytes)
+
+
+@kernel(nrt=False)
+def shifted_tiles(ctx, x, out, kept, n, tile, fuse):
+    """Tiles of ``tile`` elements over ``n``; ``kept`` gets each tile's UB ``xs`` after its program."""
+    xs = alloc_buffer(ctx, tile, DT)
+    o = alloc_buffer(ctx, tile, DT)
+    t = alloc_buffer(ctx, tile, DT)
+    block = ctx.block_bytes // xs.itemsize
+    pos = 0
+    while pos < n:
+        k = min(tile, n - pos)
+        k_al = (k + block - 1) // block * block
+        shift_tile(ctx, k_al, fuse, x[pos:], out[pos:], xs, o, t, k == k_al, k * xs.itemsize, np.float32(2.0),
+                   np.float32(1.0))
+        data_copy_pad(ctx, kept, pos, xs, 0, 1, k * xs.itemsize, 0, 0)
+        pos += k
+
+
+def _shifted(dtype, n, tile, fuse, in_place, mode="plain"):
+    x = np.linspace(-3, 3, n).astype(np.float32 if dtype is np.float32 else np.float16)
+    out = x if in_place else np.full_like(x, 7)
+    kept = np.zeros_like(x)
+    io = np.float32 if dtype is np.float32 else np.uint16  # DT: fp16 as its bits
+    source = x.copy()
+    shifted_tiles.launch(x.view(io), out.view(io), kept.view(io), n, tile, fuse, block_dim=1,
+                         datatype={"DT": io}, trace=mode == "traced", checked=mode == "checked")
+    return source, out, kept
+
+
+@pytest.mark.parametrize("in_place", [False, True], ids=["out", "in place"])
+@pytest.mark.parametrize("n, tile", [(8 * FUSION_BLOCK, 2 * FUSION_BLOCK), (5000, 1536), (1003, 1024), (7, 64)],
+                         ids=["whole blocks", "part blocks", "GM padding", "one short tile"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["fp32", "fp16"])
+def test_a_tile_program_fused_gives_the_bits_and_ub_of_its_copies_and_ops(dtype, n, tile, in_place):
+    source, fused, kept_fused = _shifted(dtype, n, tile, 1, in_place)
+    _, op_by_op, kept_op_by_op = _shifted(dtype, n, tile, 0, in_place)
+    assert fused.tobytes() == op_by_op.tobytes()
+    assert kept_fused.tobytes() == kept_op_by_op.tobytes()
+    assert np.array_equal(kept_fused, source)  # the CopyIn's tile stays in UB, where the kernel reads it
+    f = np.float32 if dtype is np.float32 else np.float16
+    assert np.array_equal(fused, (source * f(2.0) + f(1.0)).astype(source.dtype))
+
+
+@pytest.mark.parametrize("mode", ["traced", "checked"])
+def test_traced_and_checked_lanes_run_a_tile_program_copy_by_copy(mode):
+    source, got, kept = _shifted(np.float32, 1003, 256, 1, False, mode)
+    assert np.array_equal(got, source * 2 + 1) and np.array_equal(kept, source)
+    x = np.arange(1003, dtype=np.float32)
+    trace = shifted_tiles.launch(x, np.empty_like(x), np.empty_like(x), 1003, 256, 1, block_dim=1,
+                                 datatype={"DT": np.float32}, trace=True)
+    # Four tiles: each a DataCopy in, Muls, Adds, a DataCopy out (the last: DataCopyPad), and the
+    # kernel's DataCopyPad of xs.
+    assert [int(trace.counter(name).sum()) for name in ("data_copy", "data_copy_pad", "calls_gm_to_ub",
+                                                        "calls_ub_to_gm")] == [4 + 3, 1 + 4, 4, 8]
+
+
+@kernel(nrt=False)
+def short_block_copy(ctx, x, out, n):
+    xs = alloc_buffer(ctx, 64, DT)
+    o = alloc_buffer(ctx, 64, DT)
+    t = alloc_buffer(ctx, 64, DT)
+    shift_tile(ctx, n, 1, x, out, xs, o, t, True, 0, np.float32(2.0), np.float32(1.0))
+
+
+def test_checked_mode_names_the_copy_of_a_tile_program():
+    x = np.ones(64, np.float32)
+    with pytest.raises(KernelCheckError, match=r"lane 0, DataCopy: \[data-copy-count-unaligned\]"):
+        short_block_copy.launch(x, np.empty_like(x), 5, block_dim=1, datatype={"DT": np.float32}, checked=True)
+
+
+@pytest.mark.parametrize("source, match", [
+    ("@vector_program\ndef p(x, g, o, a):\n    o = muls(x, a)\n    g = data_copy(o)\n    o = adds(x, a)\n",
+     "lies between vector ops"),
+    ("@vector_program(temps=('o',))\ndef p(x, o):\n    o = data_copy(x)\n", "temp 'o', which nothing reads"),
+    ("@vector_program\ndef p(x, o, n):\n    o = data_copy_pad(x)\n", "data_copy_pad takes 1 tile and 1 scalar"),
+])
+def test_a_tile_program_with_misplaced_copies_is_refused(source, match):
+    _program_error(source, match)

@@ -40,8 +40,9 @@ def test_checked_mode_codes_trace_events_and_lint_roles_come_from_the_declaratio
         assert all(params[i] in ("src", "a", "b", "offsets_bytes") for i in reads), (name, params)
 
 
-def test_the_fused_ops_are_the_declared_vector_ops_with_their_element_math():
-    assert set(fusion.OPS) == set(VECTOR_OPS)
+def test_the_fused_ops_are_the_declared_vector_ops_and_copies_with_their_element_math():
+    assert set(fusion.OPS) == set(VECTOR_OPS) | {"data_copy", "data_copy_pad"}
+    assert fusion.OPS["data_copy"].kind == fusion.OPS["data_copy_pad"].kind == "copy"
     assert fusion.OPS["add"].element == "({0} + {1})" and fusion.OPS["add"].element_f16 == "add_nan_first({0}, {1})"
     assert fusion.OPS["vsqrt"].element == "(np.sqrt({0}))"
     assert fusion.OPS["vabs"].element == element_expression(VECTOR_OPS["vabs"].element) == "(abs({0}))"

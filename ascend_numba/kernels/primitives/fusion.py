@@ -62,9 +62,9 @@ from ..half import (
 )
 from ..interpret import python_function
 from ..lane import Lane, _address
-from . import vector
-from .fusion_program import OPS, If, Op, Program, VectorProgramError, check_temps_written_first, names_in, ops_of, \
-    parse_program
+from . import dma, vector
+from .fusion_program import OPS, If, Op, Program, VectorProgramError, check_temps_written_first, is_copy, names_in, \
+    only, ops_of, parse_program
 from .preload import advance_preload
 
 __all__ = ["vector_program", "VectorProgramError", "parse_program"]
@@ -125,9 +125,43 @@ def _unfused_lines(body: list, indent: str) -> list:
         if isinstance(s, If):
             lines += _if_lines(s, indent, _unfused_lines)
             continue
+        if is_copy(s):
+            lines.append(f"{indent}{_copy_call(s)}")
+            continue
         operands = [s.dst, *s.tiles, *(ast.unparse(e) for e in s.scalars)]
         lines.append(f"{indent}_p.{s.op}(ctx, {', '.join(operands)}, count)")
     return lines
+
+
+def _copy_call(s: Op) -> str:
+    """A program's copy as the primitive's call (both offsets 0)."""
+    if s.op == "data_copy_pad":
+        return f"_dma.data_copy_pad(ctx, {s.dst}, 0, {s.tiles[0]}, 0, 1, {ast.unparse(s.scalars[0])}, 0, 0)"
+    return f"_dma.data_copy(ctx, {s.dst}, 0, {s.tiles[0]}, 0, count)"
+
+
+def _copy_limit(s: Op) -> str:
+    """The bytes a program's copy moves, from the start of its views."""
+    if s.op == "data_copy_pad":
+        return ast.unparse(s.scalars[0])
+    return f"count * {s.tiles[0]}.itemsize"
+
+
+@jit
+def _stages_ok(starts, ends, kinds):
+    """Whether a pass may run strip by strip: the byte ranges ``[starts[k], ends[k])`` do not
+    overlap, except that sources (kind 1: only read, by a CopyIn) may share bytes with each other
+    and a sink (kind 2: only written, by a CopyOut) may be a source's very bytes (an update in
+    place: each strip is read before it is written, and never again)."""
+    for i in range(len(starts)):
+        for j in range(i + 1, len(starts)):
+            if starts[i] < ends[j] and starts[j] < ends[i]:
+                if kinds[i] == 1 and kinds[j] == 1:
+                    continue
+                if kinds[i] + kinds[j] == 3 and starts[i] == starts[j]:
+                    continue
+                return False
+    return True
 
 
 class _Element:
@@ -139,8 +173,12 @@ class _Element:
     a row cost one rounding, not a conversion to fp16 and back; for other tiles the same thing
     as raw; "quiet": such a value known not to be a signalling NaN)."""
 
-    def __init__(self, scalar_of: dict, half: set, nan_scalars: bool = False):
+    def __init__(self, scalar_of: dict, half: set, nan_scalars: bool = False, copies: dict | None = None):
         self.scalar_of, self.half, self.nan_scalars = scalar_of, half, nan_scalars
+        # The pass's copies (None: no copies): each source and sink (kind 1, 2) by name, read and
+        # written through its view ``_v_<tile>``; "limits": each copy's element count when the
+        # element must be tested against it (the part block: GM padding, an exact CopyOut).
+        self.copies = copies
         self.lines: list = []
 
     def value(self, t: str, forms: dict, quieting: bool = False) -> str:
@@ -168,6 +206,9 @@ class _Element:
                 self._branch(s, indent, forms)
                 continue
             spec = OPS[s.op]
+            if spec.kind == "copy":
+                self._copy(s, indent, forms)
+                continue
             if spec.kind == "cast":  # a cast reads and writes bits: dst[i] = conversion(src[i])
                 self.lines.append(f"{indent}_r_{s.dst} = _dt_{s.dst}({spec.element}({self.raw(s.tiles[0], forms)}))")
                 forms[s.dst] = "raw"
@@ -186,6 +227,21 @@ class _Element:
             self.lines.append(f"{indent}_r_{s.dst} = {self.rounded(s.dst, result, quiet)}")
             forms[s.dst] = "quiet" if quiet else "value"
         return forms
+
+    def _copy(self, s: Op, indent: str, forms: dict):
+        """A copy moves an element's bits: from a source's view or a register, into a register
+        or a sink's view; past its count (``limits``) a sink keeps its bytes and a register the
+        bits its tile holds, as the primitive's clamped copy leaves them."""
+        kinds, limit = self.copies["kinds"], self.copies["limits"].get(id(s))
+        src = f"_v_{s.tiles[0]}[_i]" if kinds.get(s.tiles[0]) == 1 else self.raw(s.tiles[0], forms)
+        if kinds.get(s.dst) == 2:
+            line = f"_v_{s.dst}[_i] = {src}"
+            self.lines.append(f"{indent}if _i < {limit}:\n{indent}    {line}" if limit else f"{indent}{line}")
+            return
+        if limit:
+            src = f"({src} if _i < {limit} else _v_{s.dst}[_i])"
+        self.lines.append(f"{indent}_r_{s.dst} = {src}")
+        forms[s.dst] = "raw"
 
     def _branch(self, s: If, indent: str, forms: dict):
         self.lines.append(f"{indent}if {ast.unparse(s.test)}:")
@@ -223,16 +279,6 @@ def _count_lines(body: list, indent: str) -> list:
         if isinstance(s, If):
             lines += _if_lines(s, indent, _count_lines)
     return lines
-
-
-@jit
-def _disjoint(starts, ends):
-    """Whether the byte ranges ``[starts[k], ends[k])`` are pairwise disjoint."""
-    for i in range(len(starts)):
-        for j in range(i + 1, len(starts)):
-            if starts[i] < ends[j] and starts[j] < ends[i]:
-                return False
-    return True
 
 
 def _loads_and_stores(program: Program, body: list) -> tuple[list, list]:
@@ -295,48 +341,110 @@ def _stepwise_lines(body: list, scalar_of: dict, half: set, indent: str) -> list
     ops = _guarded(body)
     sizes = []
     for guard, s in ops:
-        # min of four for every op (one overload to compile): absent operands repeat the dst.
-        n = f"max(min(count, {', '.join(f'{t}.size' for t in [s.dst, *s.tiles, s.dst, s.dst][:3])}), 0)"
+        # min of four for every op (one overload to compile): absent operands repeat the dst; a
+        # copy runs as its primitive (a size of 0).
+        n = "0" if is_copy(s) else f"max(min(count, {', '.join(f'{t}.size' for t in [s.dst, *s.tiles, s.dst, s.dst][:3])}), 0)"
         sizes.append(f"{n} if {guard} else -1" if guard else n)
-    lines = [f"{indent}_sizes = ({', '.join(sizes)},)",
+    copies = [line for j, (_, s) in enumerate(ops) if is_copy(s)
+              for line in (f"{indent}    if _k == {j}:", f"{indent}        {_copy_call(s)}", f"{indent}        continue")]
+    # Tuples of at most 16 displayed, then joined: Python builds a longer display through a list,
+    # which Numba cannot type.
+    chunks = " + ".join(f"({', '.join(sizes[k:k + 16])},)" for k in range(0, len(sizes), 16))
+    lines = [f"{indent}_sizes = {chunks}",
              f"{indent}for _k in range({len(ops)}):",
              f"{indent}    _n = _sizes[_k]",
              f"{indent}    if _n < 0:",
              f"{indent}        continue",
+             *copies,
              f"{indent}    advance_preload(ctx)",
              f"{indent}    for _i in range(_n):"]
     case = indent + "            "
+    first = True
     for k, (_, s) in enumerate(ops):
+        if is_copy(s):
+            continue
         compute = _Element(scalar_of, half, nan_scalars=True)
         forms = compute.emit([s], case, {t: "raw" for t in s.tiles})
         step = [*(f"{case}_r_{t} = {t}[_i]" for t in dict.fromkeys(s.tiles)), *compute.lines,
                 f"{case}{s.dst}[_i] = {compute.raw(s.dst, forms)}"]
-        lines.append(f"{indent}        {'if' if k == 0 else 'elif'} _k == {k}:")
+        lines.append(f"{indent}        {'if' if first else 'elif'} _k == {k}:")
+        first = False
         # Each op's registers of its own (a tile's bits in one op, its fp32 value in another),
         # named apart from the pass's.
         lines += [re.sub(r"\b_r_", f"_q{k}_", line) for line in step]
+    if first:  # copies only
+        lines.append(f"{indent}        pass")
     return lines
 
 
-def _source(program: Program, body: list, fused: bool, half: set = frozenset(), fuse=None) -> str:
-    """``_impl``: the op-by-op Compute (the primitives' calls, one per op), or (``fused``) the
-    pass (whole blocks, then the last part block's elements one at a time) with the ops one by
-    one (:func:`_stepwise_lines`) as its fallback; ``half``: the uint16 tiles (fp16
-    arithmetic); ``fuse``: its value when the call passes a constant, else None (a run-time
-    False then runs the op-by-op Compute, compiled only for such calls)."""
+def _tile_kinds(program: Program, body: list) -> dict:
+    """Each tile the body uses: 1 a source (only read, by copies: a CopyIn's GM tensor), 2 a sink
+    (only written, by copies: a CopyOut's), 0 any other (a tile the pass holds in a register)."""
+    ops = list(ops_of(body))
+    read = {t for s in ops for t in s.tiles}
+    written = {s.dst for s in ops}
+    kinds = {}
+    for t in program.params:
+        if t not in read and t not in written:
+            continue
+        by_copies = all(is_copy(s) for s in ops if t == s.dst or t in s.tiles)
+        kinds[t] = 1 if by_copies and t not in written else 2 if by_copies and t not in read else 0
+    return kinds
+
+
+def _copy_out_ops(body: list) -> set:
+    """The ids of the body's CopyOut: the copies after its last vector op (none without one)."""
+    order = list(ops_of(body))
+    last = max((k for k, s in enumerate(order) if not is_copy(s)), default=len(order))
+    return {id(s) for s in order[last + 1:]}
+
+
+def _copy_loops(body: list, indent: str, length: int) -> list:
+    """A stage of copies over ``length`` elements of the views: a loop of each run of copies,
+    inside the flag tests (a test inside a loop keeps it from vectorizing)."""
+    lines, run = [], []
+
+    def flush():
+        if run:
+            lines.extend([f"{indent}for _i in range({length}):", *run])
+            run.clear()
+    for s in body:
+        if isinstance(s, If):
+            flush()
+            lines += _if_lines(s, indent, lambda b, i: _copy_loops(b, i, length))
+        else:
+            run.append(f"{indent}    _v_{s.dst}[_i] = _v_{s.tiles[0]}[_i]")
+    flush()
+    return lines
+
+
+def _copy_elements(s: Op) -> str:
+    """The elements a copy moves from the start of its views (a DataCopyPad: its whole ones)."""
+    return f"{ast.unparse(s.scalars[0])} // {s.dst}.itemsize" if s.op == "data_copy_pad" else "count"
+
+
+def _source(program: Program, body: list, fused: bool, half: set = frozenset(), fuse=None,
+            dtypes: dict | None = None) -> str:
+    """``_impl``: the op-by-op run (the primitives' calls, one per op), or (``fused``) the pass
+    (whole blocks, then the last part block's elements one at a time; per element its CopyIn,
+    the Compute's ops and its CopyOut) with the ops one by one (:func:`_stepwise_lines`) as its
+    fallback; ``half``: the uint16 tiles (fp16 arithmetic); ``fuse``: its value when the call
+    passes a constant, else None (a run-time False then runs the op-by-op Compute, compiled only
+    for such calls); ``dtypes``: each tile's element type."""
     params = ", ".join(["ctx", "count", "fuse", *program.params])
     call = f"_op_by_op({', '.join(['ctx', 'count', *program.params])})"
     op_by_op = "\n".join([f"def _op_by_op({', '.join(['ctx', 'count', *program.params])}):",
                           *(_unfused_lines(body, "    ") or ["    pass"]), ""])
     if not fused or fuse is False:
         return "\n".join([op_by_op, f"def _impl({params}):", f"    {call}", ""])
-    tiles = [t for t in program.params if program.roles.get(t) == "tile"
-             and any(t == s.dst or t in s.tiles for s in ops_of(body))]
-    loads, stores = _loads_and_stores(program, body)
+    kinds = _tile_kinds(program, body)
+    tiles = list(kinds)
+    loads, stores = (tuple(t for t in ts if kinds[t] == 0) for ts in _loads_and_stores(program, body))
+    copies = [s for s in ops_of(body) if is_copy(s)]
     # Each op's scalar operand in its destination's type, as the primitive takes it (once per call).
     scalar_of, scalar_lines, operand_scalars = {}, [], []
     for k, s in enumerate(ops_of(body)):
-        if OPS[s.op].scalars:
+        if OPS[s.op].scalars and not is_copy(s):
             scalar_of[id(s)] = f"_s{k}"
             if OPS[s.op].with_scalar:
                 operand_scalars.append(f"_s{k}")
@@ -344,21 +452,50 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
             value = ast.unparse(s.scalars[0])
             scalar_lines.append(f"    _s{k} = f32_round_f16(np.float32({value}))" if s.dst in half
                                 else f"    _s{k} = _dt_{s.dst}({value})")
-    # The tiles hold count elements each and do not overlap, and no Adds / Muls scalar is a NaN
-    # (the primitive's own rule for that): else the ops one by one.
-    starts = ", ".join(f"_address({t})" for t in tiles)
-    ends = ", ".join(f"_address({t}) + count * {t}.itemsize" for t in tiles)
-    sizes = ", ".join(f"{t}.size" for t in tiles)
-    fits = [f"    _ok = count > 0 and min(({sizes},)) >= count and _disjoint(({starts},), ({ends},))",
+    # The tiles hold count elements each (a copy's source and sink: what they have, as the
+    # primitive clamps), do not overlap (but for an update in place, see _stages_ok), a copy's two
+    # ends have one element type and a DataCopyPad moves whole elements inside the count, and no
+    # Adds / Muls scalar is a NaN (the primitive's own rule for that): else the ops one by one.
+    inner = [t for t in tiles if kinds[t] == 0]
+    ends = [f"_address({t}) + count * {t}.itemsize" if kinds[t] == 0 else
+            f"_address({t}) + min(count * {t}.itemsize, {t}.nbytes)" for t in tiles]
+    same_types = all(dtypes[s.dst] == dtypes[s.tiles[0]] for s in copies)
+    pads = [s for s in copies if s.op == "data_copy_pad"]
+    fits = [f"    _ok = {same_types} and count > 0 and _stages_ok(({', '.join(f'_address({t})' for t in tiles)},), "
+            f"({', '.join(ends)},), ({', '.join(str(kinds[t]) for t in tiles)},))",
+            *([f"    _ok = _ok and min(({', '.join(f'{t}.size' for t in inner)},)) >= count"] if inner else []),
+            *(f"    _ok = _ok and 0 <= {ast.unparse(s.scalars[0])} <= count * {s.dst}.itemsize "
+              f"and {ast.unparse(s.scalars[0])} % {s.dst}.itemsize == 0" for s in pads),
             *(f"    _ok = _ok and {v} == {v}" for v in operand_scalars)]
+    # Whole blocks run where every source and sink has its element: up to _lim.
+    limits = [f"{t}.size" for t in tiles if kinds[t]] + [_copy_elements(s) for s in pads]
     element = "                "
-    compute = _Element(scalar_of, set(half))
-    forms = compute.emit(body, element, {t: "raw" for t in loads})
-    # One element: its loads, the ops in registers, its stores (indexed by _i).
-    one = [*(f"{element}_r_{t} = _v_{t}[_i]" for t in loads), *compute.lines,
-           *(f"{element}_v_{t}[_i] = {compute.raw(t, forms)}" for t in stores)]
+    # A whole block's CopyOut runs as a loop of its own after the block's element loop, from the
+    # UB tiles the element loop stored: a loop reading a tensor and writing it in place (var ->
+    # var_out) is not vectorized (LLVM's test that its arrays do not overlap fails), one reading
+    # GM and writing UB, or UB and GM, is.
+    copy_out = _copy_out_ops(body)
+    staged = [t for s in ops_of(body) if id(s) in copy_out for t in s.tiles if t not in stores]
+
+    # One element: its loads, the copies and ops in registers, its stores (indexed by _i); the
+    # part block's copies test each element against their counts (views from _whole).
+    def one(limits_of: dict, inline_copy_out: bool) -> list:
+        compute = _Element(scalar_of, set(half), copies={"kinds": kinds, "limits": limits_of})
+        forms = compute.emit(body if inline_copy_out else only(body, lambda s: id(s) not in copy_out), element,
+                             {t: "raw" for t in loads})
+        kept = stores if inline_copy_out else (*stores, *dict.fromkeys(staged))
+        return [*(f"{element}_r_{t} = _v_{t}[_i]" for t in loads), *compute.lines,
+                *(f"{element}_v_{t}[_i] = {compute.raw(t, forms)}" for t in kept)] or [f"{element}pass"]
+    part_limits = {}
+    for s in copies:
+        ends_at = [f"_v_{t}.size" for t in (s.tiles[0], s.dst) if kinds[t]]
+        if s.op == "data_copy_pad":
+            ends_at.append(f"{_copy_elements(s)} - _whole")
+        part_limits[id(s)] = ends_at[0] if len(ends_at) == 1 else f"min({', '.join(ends_at)})" if ends_at else None
     # Chains of fp16 roundings run FUSION_INTERLEAVE_F16 elements side by side (see config).
-    ways = FUSION_INTERLEAVE_F16 if any(OPS[s.op].kind != "cast" and s.dst in half for s in ops_of(body)) else 1
+    ways = FUSION_INTERLEAVE_F16 if any(OPS[s.op].kind not in ("cast", "copy") and s.dst in half
+                                        for s in ops_of(body)) else 1
+    block = FUSION_BLOCK
     return "\n".join([
         *([op_by_op] if fuse is None else []),
         f"def _impl({params}):",
@@ -367,25 +504,28 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
         *fits,
         "    if _ok:",
         "        _nops = 0",
-        *_count_lines(body, "        "),
+        *_count_lines(only(body, lambda s: not is_copy(s)), "        "),
         "        _advanced = 0",
         # Whole blocks of a constant length (a vectorized loop with no remainder loop of its own).
-        f"        _whole = count // {FUSION_BLOCK} * {FUSION_BLOCK}",
-        f"        for _b in range(0, _whole, {FUSION_BLOCK}):",
+        f"        _whole = min(({', '.join(['count', *limits])},)) // {block} * {block}",
+        f"        for _b in range(0, _whole, {block}):",
         # The preload shares the unfused ops would have advanced by the end of this block.
-        f"            _due = _nops * (_b + {FUSION_BLOCK}) // count",
+        f"            _due = _nops * (_b + {block}) // count",
         "            while _advanced < _due:",
         "                advance_preload(ctx)",
         "                _advanced += 1",
-        # Views of the block, indexed from 0: the element loop vectorizes.
-        *(f"            _v_{t} = {t}[_b:_b + {FUSION_BLOCK}]" for t in tiles),
-        f"            for _i in range({FUSION_BLOCK // ways}):",
-        *_interleaved(one, ways),
-        # The last part block, element by element (the same lines, on views from its start),
-        # then the preload's remaining shares.
+        # Views of the block, indexed from 0: the element loop vectorizes.  A temp staged for the
+        # CopyOut is dead once the program ends: every block stages in its first block, in L1.
+        *(f"            _v_{t} = {t}[:{block}]" if t in program.temps and t in staged else
+          f"            _v_{t} = {t}[_b:_b + {block}]" for t in tiles),
+        f"            for _i in range({block // ways}):",
+        *_interleaved(one({}, not copy_out), ways),
+        *_copy_loops(only(body, lambda s: id(s) in copy_out), "            ", block),
+        # The rest, element by element (the same lines, on views from its start, the copies'
+        # counts tested), then the preload's remaining shares.
         *(f"        _v_{t} = {t}[_whole:]" for t in tiles),
         "        for _i in range(count - _whole):",
-        *(line[4:] for line in one),
+        *(line[4:] for line in one(part_limits, True)),
         "        while _advanced < _nops:",
         "            advance_preload(ctx)",
         "            _advanced += 1",
@@ -398,7 +538,8 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
 def _scope(dtypes: dict) -> dict:
     """The generated code's names: the primitives (``_p``), the conversions, and each tile's NumPy
     element type as ``_dt_<tile>`` (the primitives' stores cast to it)."""
-    return {"_p": vector, "np": np, "_address": _address, "_disjoint": _disjoint, "advance_preload": advance_preload,
+    return {"_p": vector, "_dma": dma, "np": np, "_address": _address, "_stages_ok": _stages_ok,
+            "advance_preload": advance_preload,
             **vector.ELEMENT_INTRINSICS,
             "f16_to_f32": f16_to_f32, "f32_to_f16": f32_to_f16, "bf16_to_f32": bf16_to_f32, "f32_to_bf16": f32_to_bf16,
             "f32_round_f16": f32_round_f16, "f32_round_f16_quiet": f32_round_f16_quiet,
@@ -428,7 +569,8 @@ def _make_stub(program: Program, func):
             body = _pruned(program.body, static)
             check_temps_written_first(program, body)
             scope = _scope(dtypes)
-            exec(_source(program, body, fused, {p for p, d in dtypes.items() if d is np.uint16}, fuse_value), scope)
+            exec(_source(program, body, fused, {p for p, d in dtypes.items() if d is np.uint16}, fuse_value, dtypes),
+                 scope)
             # Not cached on its own (no source file), but in each kernel calling it.
             if "_op_by_op" in scope:
                 scope["_op_by_op"] = jit(scope["_op_by_op"])

@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ...host.primitives import VECTOR_OPS, element_expression
+from ...host.primitives import PRIMITIVES, VECTOR_OPS, element_expression
 
 __all__ = ["VectorProgramError", "OPS", "Op", "If", "Program", "parse_program", "ops_of", "names_in",
-           "check_temps_written_first"]
+           "check_temps_written_first", "only", "is_copy"]
 
 
 class VectorProgramError(ValueError):
@@ -27,7 +27,7 @@ class _OpSpec:
 
     tiles: int  # tile operands
     scalars: int  # scalar operands
-    kind: str  # "arith", "fill" (the scalar), "cast" (bits to bits)
+    kind: str  # "arith", "fill" (the scalar), "cast" (bits to bits), "copy" (a DMA copy: the program's stages)
     element: str  # the expression of one element ({0}, {1}: tile values, then scalars), or the cast's conversion
     element_f16: str | None  # the expression for fp16 destination tiles, where it differs
     quiets: bool  # an arithmetic result: a number or a quiet NaN
@@ -49,6 +49,12 @@ OPS = {name: _OpSpec(p.tiles, p.scalars, p.kind,
                      p.element if p.kind == "cast" else _expression(p.element, p.tiles + p.scalars),
                      _expression(p.element_f16, p.tiles + p.scalars) if p.element_f16 else None, p.quiets)
        for name, p in VECTOR_OPS.items()}
+# A program's CopyIn and CopyOut: the DMA primitives of host.primitives with both offsets 0 (every
+# view starts where its data does).  ``dst = data_copy(src)`` moves ``count`` elements;
+# ``dst = data_copy_pad(src, nbytes)`` exactly ``nbytes`` (one block, no strides), as a tile's
+# last part goes out.
+OPS.update({PRIMITIVES[name].name: _OpSpec(1, scalars, "copy", "", None, False)
+            for name, scalars in (("data_copy", 0), ("data_copy_pad", 1))})
 
 # Scalar operands and flag tests: parameters combined by arithmetic, comparisons and logic.  Number
 # literals only in tests (``variant == 0``).
@@ -84,6 +90,24 @@ class Program:
         """Each tile parameter: "src" when some op reads it, else "dst" (written only)."""
         read = {t for s in ops_of(self.body) for t in s.tiles}
         return {p: "src" if p in read else "dst" for p in self.params if self.roles.get(p) == "tile"}
+
+
+def is_copy(s) -> bool:
+    return isinstance(s, Op) and OPS[s.op].kind == "copy"
+
+
+def only(body: list, keep) -> list:
+    """``body`` with just the ops ``keep(op)`` is true of (an if/else left with none dropped)."""
+    out = []
+    for s in body:
+        if isinstance(s, Op):
+            if keep(s):
+                out.append(s)
+            continue
+        then, orelse = only(s.then, keep), only(s.orelse, keep)
+        if then or orelse:
+            out.append(If(s.test, then, orelse))
+    return out
 
 
 def ops_of(body: list):
@@ -129,7 +153,26 @@ def parse_program(fdef: ast.FunctionDef, name: str, first_line: int, lookup, tem
     for t in temps:
         if program.roles.get(t) != "tile":
             func.fail(fdef, f"temp {t!r} is not a tile of the program")
+    _check_stages(func, fdef, program)
     return program
+
+
+def _check_stages(func, fdef, program: Program):
+    """Copies open the program (its CopyIn: GM -> UB) or close it (its CopyOut: UB -> GM), the
+    device's three stages; a copy's destination that nothing reads (GM) is no temp, whose value
+    would be dropped."""
+    order = list(ops_of(program.body))
+    computes = [k for k, s in enumerate(order) if not is_copy(s)]
+    read = {t for s in order for t in s.tiles}
+    for k, s in enumerate(order):
+        if not is_copy(s):
+            continue
+        if computes and computes[0] < k < computes[-1]:
+            func.fail(fdef, f"{s.op} into {s.dst!r} lies between vector ops: copies go before the first "
+                            "(CopyIn) or after the last (CopyOut)")
+        if s.dst in program.temps and s.dst not in read:
+            func.fail(fdef, f"{s.op} into temp {s.dst!r}, which nothing reads: a temp's value is dropped when "
+                            "the program ends")
 
 
 def _statements(func, nodes, names: set) -> list:
