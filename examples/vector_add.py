@@ -34,12 +34,21 @@ class AddKey:
 UseScale = constant("UseScale", "AddKey field: 1 scales z by tiling.scale")
 
 
-@vector_program
-def add_and_scale(x, y, z, use_scale, scale):
-    """The Compute: z = x + y, then z * scale when use_scale (tile fusion: one pass per tile)."""
-    z = add(x, y)
+# The UB tiles are temps: free once the tile is out (FreeTensor), so a fused pass keeps each
+# element in registers between its copies and ops.
+@vector_program(temps=("x_loc", "y_loc", "z_loc"))
+def add_tile(x, y, z, x_loc, y_loc, z_loc, whole, nbytes, use_scale, scale):
+    """One tile: CopyIn x and y (whole blocks: the tail's last reads GM padding), Compute
+    z = x + y (then * scale when use_scale), CopyOut exactly the tile's ``nbytes``."""
+    x_loc = data_copy(x)
+    y_loc = data_copy(y)
+    z_loc = add(x_loc, y_loc)
     if use_scale == 1:  # a compile-time constant at the call: folds away
-        z = muls(z, scale)
+        z_loc = muls(z_loc, scale)
+    if whole:  # known at run time: tested once per block
+        z = data_copy(z_loc)
+    else:
+        z = data_copy_pad(z_loc, nbytes)
 
 
 @an.kernel(tiling_key=AddKey, outputs=("z",))
@@ -49,19 +58,14 @@ def vector_add(ctx, x, y, z, tiling):
     x_loc = alloc_buffer(ctx, tiling.tile_elems, np.float32)
     y_loc = alloc_buffer(ctx, tiling.tile_elems, np.float32)
     z_loc = alloc_buffer(ctx, tiling.tile_elems, np.float32)
-    # Process: full tiles move with DataCopy; the tail reads a whole block (GM padding)
-    # and writes back exactly its bytes with DataCopyPad.
+    # Process: a tile program per tile (tile fusion: its CopyIn, Compute and CopyOut strip by
+    # strip); full tiles move with DataCopy, the tail writes back exactly its bytes with DataCopyPad.
     pos = start
     while pos < end:
         n = min(tiling.tile_elems, end - pos)
         n_aligned = (n + tiling.block_elems - 1) // tiling.block_elems * tiling.block_elems
-        data_copy(ctx, x_loc, 0, x, pos, n_aligned)
-        data_copy(ctx, y_loc, 0, y, pos, n_aligned)
-        add_and_scale(ctx, n_aligned, True, x_loc, y_loc, z_loc, UseScale, tiling.scale)
-        if n == n_aligned:
-            data_copy(ctx, z, pos, z_loc, 0, n)
-        else:
-            data_copy_pad(ctx, z, pos, z_loc, 0, 1, n * 4, 0, 0)
+        add_tile(ctx, n_aligned, True, x[pos:], y[pos:], z[pos:], x_loc, y_loc, z_loc, n == n_aligned, n * 4,
+                 UseScale, tiling.scale)
         trace_work(ctx, n)  # elements done, for trace=True (free otherwise)
         pos += n
 

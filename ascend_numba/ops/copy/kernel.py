@@ -2,7 +2,18 @@
 
 import numpy as np
 
-from ...kernels import alloc_buffer, big_small_lane_range, data_copy, data_copy_pad, kernel
+from ...kernels import alloc_buffer, big_small_lane_range, data_copy, data_copy_pad, kernel, vector_program
+
+
+# The buffer is a temp: free once its bytes are out, so a fused pass moves them through registers.
+@vector_program(temps=("buf",))
+def stage(src, dst, buf, whole, nbytes):
+    """Whole blocks in (the tail's last block reads GM padding), exactly ``nbytes`` out."""
+    buf = data_copy(src)
+    if whole:
+        dst = data_copy(buf)
+    else:  # the tensor's last bytes: exact write
+        dst = data_copy_pad(buf, nbytes)
 
 
 @kernel(nrt=False, outputs=("dst",))
@@ -16,11 +27,8 @@ def copy_kernel(ctx, src, dst, tiling):
     while pos < end:
         buf = ping if step % 2 == 0 else pong
         n = min(tiling.bufBytes, end - pos)
-        # Whole blocks in (the tail's last block reads GM padding), exactly n bytes out.
-        data_copy(ctx, buf, 0, src, pos, (n + tiling.blockBytes - 1) // tiling.blockBytes * tiling.blockBytes)
-        if n % tiling.blockBytes == 0:
-            data_copy(ctx, dst, pos, buf, 0, n)
-        else:  # the tensor's last bytes: exact write
-            data_copy_pad(ctx, dst, pos, buf, 0, 1, n, 0, 0)
+        # One stage of CopyIn and CopyOut (fused: strip by strip, see kernels.vector_program).
+        stage(ctx, (n + tiling.blockBytes - 1) // tiling.blockBytes * tiling.blockBytes, True, src[pos:], dst[pos:],
+              buf, n % tiling.blockBytes == 0, n)
         pos += n
         step += 1
