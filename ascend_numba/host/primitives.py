@@ -97,10 +97,6 @@ def _div(x, y):
     return x / y
 
 
-def _sqrt(x):
-    return np.sqrt(x)
-
-
 def _abs(x):
     return abs(x)
 
@@ -157,7 +153,8 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     _vector("div", "Div", _BINARY, "Div: ``dst = a / b`` (IEEE division, no fast reciprocal).", _div),
     _vector("vmax", "Max", _BINARY, "Max: ``dst = max(a, b)``, NaN-propagating like ``numpy.maximum``.",
             "max_element", quiets=False),
-    _vector("vsqrt", "Sqrt", _UNARY, "Sqrt: ``dst = sqrt(src)`` (correctly rounded).", _sqrt),
+    _vector("vsqrt", "Sqrt", _UNARY, "Sqrt: ``dst = sqrt(src)`` (correctly rounded).",
+            "sqrt_element"),
     _vector("cast_f16_to_f32", "Cast", _UNARY, "Cast fp16 (uint16 bits) to fp32, exact.", "f16_to_f32",
             kind="cast"),
     _vector("cast_f32_to_f16", "Cast", _UNARY, "Cast fp32 to fp16 bits with round-to-nearest-even (CAST_RINT).",

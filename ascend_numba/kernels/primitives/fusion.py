@@ -140,30 +140,6 @@ def _copy_call(s: Op) -> str:
     return f"_dma.data_copy(ctx, {s.dst}, 0, {s.tiles[0]}, 0, count)"
 
 
-def _copy_limit(s: Op) -> str:
-    """The bytes a program's copy moves, from the start of its views."""
-    if s.op == "data_copy_pad":
-        return ast.unparse(s.scalars[0])
-    return f"count * {s.tiles[0]}.itemsize"
-
-
-@jit
-def _stages_ok(starts, ends, kinds):
-    """Whether a pass may run strip by strip: the byte ranges ``[starts[k], ends[k])`` do not
-    overlap, except that sources (kind 1: only read, by a CopyIn) may share bytes with each other
-    and a sink (kind 2: only written, by a CopyOut) may be a source's very bytes (an update in
-    place: each strip is read before it is written, and never again)."""
-    for i in range(len(starts)):
-        for j in range(i + 1, len(starts)):
-            if starts[i] < ends[j] and starts[j] < ends[i]:
-                if kinds[i] == 1 and kinds[j] == 1:
-                    continue
-                if kinds[i] + kinds[j] == 3 and starts[i] == starts[j]:
-                    continue
-                return False
-    return True
-
-
 class _Element:
     """One element of every op, in registers ``_r_<tile>``, written for the tiles' element types
     (``half``: the uint16 tiles, fp16 in arithmetic), in the primitives' own arithmetic.
@@ -452,30 +428,51 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
             value = ast.unparse(s.scalars[0])
             scalar_lines.append(f"    _s{k} = f32_round_f16(np.float32({value}))" if s.dst in half
                                 else f"    _s{k} = _dt_{s.dst}({value})")
-    # The tiles hold count elements each (a copy's source and sink: what they have, as the
-    # primitive clamps), do not overlap (but for an update in place, see _stages_ok), a copy's two
-    # ends have one element type and a DataCopyPad moves whole elements inside the count, and no
-    # Adds / Muls scalar is a NaN (the primitive's own rule for that): else the ops one by one.
-    inner = [t for t in tiles if kinds[t] == 0]
-    ends = [f"_address({t}) + count * {t}.itemsize" if kinds[t] == 0 else
-            f"_address({t}) + min(count * {t}.itemsize, {t}.nbytes)" for t in tiles]
+    # A whole block's CopyOut runs as a loop of its own after the block's element loop, from the
+    # UB tiles the element loop stored: a loop reading a tensor and writing it in place (var ->
+    # var_out) is not vectorized (LLVM's test that its arrays do not overlap fails), one reading
+    # GM and writing UB, or UB and GM, is.
+    copy_out = _copy_out_ops(body)
+    staged = list(dict.fromkeys(t for s in ops_of(body) if id(s) in copy_out for t in s.tiles if t not in stores))
+    # Staged temps (dead once the program ends) of one type share the first of them: block k of it
+    # holds the k-th one's block, so the loop stores to one array, whose accesses LLVM checks
+    # against the GM views' at once (a check per pair of arrays: more than 8 and it does not
+    # vectorize).  They fit in the first count elements of the first, or the blocks are not run.
+    shared = [t for t in staged if t in program.temps and dtypes[t] == dtypes[next(u for u in staged
+                                                                                  if u in program.temps)]]
+    staged_view = {t: f"{shared[0]}[{k * FUSION_BLOCK}:{(k + 1) * FUSION_BLOCK}]" for k, t in enumerate(shared)}
+    # Every tile holds count elements (a copy's source and sink: what they have, as the primitive
+    # clamps), and no two the pass reads or writes in memory (a temp kept in registers throughout
+    # is not one) overlap, but for sources (only read) and a sink at its source's very bytes (an
+    # update in place: each element is read before it is written, and never again).
+    # Also a copy's two ends have one element type, a DataCopyPad moves whole elements inside the
+    # count, and no Adds / Muls scalar is a NaN (the primitive's own rule for that); else the ops
+    # run one by one.
+    touched = set(loads) | set(stores) | {t for t in tiles if kinds[t]} | set(shared[:1]) \
+        | {t for t in staged if t not in shared} | {s.dst for s in copies if kinds[s.tiles[0]] == 1}
+    touched = [t for t in tiles if t in touched]
+    ends = {t: f"count * {t}.itemsize" if kinds[t] == 0 else f"min(count * {t}.itemsize, {t}.nbytes)"
+            for t in touched}
+    apart = []
+    for i, x in enumerate(touched):
+        for y in touched[i + 1:]:
+            if kinds[x] == kinds[y] == 1:
+                continue
+            test = f"_a_{x} + {ends[x]} <= _a_{y} or _a_{y} + {ends[y]} <= _a_{x}"
+            apart.append(f"({test} or _a_{x} == _a_{y})" if {kinds[x], kinds[y]} == {1, 2} else f"({test})")
     same_types = all(dtypes[s.dst] == dtypes[s.tiles[0]] for s in copies)
     pads = [s for s in copies if s.op == "data_copy_pad"]
-    fits = [f"    _ok = {same_types} and count > 0 and _stages_ok(({', '.join(f'_address({t})' for t in tiles)},), "
-            f"({', '.join(ends)},), ({', '.join(str(kinds[t]) for t in tiles)},))",
+    inner = [t for t in tiles if kinds[t] == 0]  # a short temp: an op covers what its tiles hold
+    fits = [f"    _ok = {same_types} and count > 0",
             *([f"    _ok = _ok and min(({', '.join(f'{t}.size' for t in inner)},)) >= count"] if inner else []),
+            *(f"    _a_{t} = _address({t})" for t in touched),
+            *(f"    _ok = _ok and {' and '.join(apart[k:k + 4])}" for k in range(0, len(apart), 4)),
             *(f"    _ok = _ok and 0 <= {ast.unparse(s.scalars[0])} <= count * {s.dst}.itemsize "
               f"and {ast.unparse(s.scalars[0])} % {s.dst}.itemsize == 0" for s in pads),
             *(f"    _ok = _ok and {v} == {v}" for v in operand_scalars)]
     # Whole blocks run where every source and sink has its element: up to _lim.
     limits = [f"{t}.size" for t in tiles if kinds[t]] + [_copy_elements(s) for s in pads]
     element = "                "
-    # A whole block's CopyOut runs as a loop of its own after the block's element loop, from the
-    # UB tiles the element loop stored: a loop reading a tensor and writing it in place (var ->
-    # var_out) is not vectorized (LLVM's test that its arrays do not overlap fails), one reading
-    # GM and writing UB, or UB and GM, is.
-    copy_out = _copy_out_ops(body)
-    staged = [t for s in ops_of(body) if id(s) in copy_out for t in s.tiles if t not in stores]
 
     # One element: its loads, the copies and ops in registers, its stores (indexed by _i); the
     # part block's copies test each element against their counts (views from _whole).
@@ -508,6 +505,7 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
         "        _advanced = 0",
         # Whole blocks of a constant length (a vectorized loop with no remainder loop of its own).
         f"        _whole = min(({', '.join(['count', *limits])},)) // {block} * {block}",
+        *([f"        if count < {len(shared) * block}:", "            _whole = 0"] if len(shared) > 1 else []),
         f"        for _b in range(0, _whole, {block}):",
         # The preload shares the unfused ops would have advanced by the end of this block.
         f"            _due = _nops * (_b + {block}) // count",
@@ -515,8 +513,8 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
         "                advance_preload(ctx)",
         "                _advanced += 1",
         # Views of the block, indexed from 0: the element loop vectorizes.  A temp staged for the
-        # CopyOut is dead once the program ends: every block stages in its first block, in L1.
-        *(f"            _v_{t} = {t}[:{block}]" if t in program.temps and t in staged else
+        # CopyOut is dead once the program ends: every block stages in the same place, in L1.
+        *(f"            _v_{t} = {staged_view[t]}" if t in staged_view else
           f"            _v_{t} = {t}[_b:_b + {block}]" for t in tiles),
         f"            for _i in range({block // ways}):",
         *_interleaved(one({}, not copy_out), ways),
@@ -538,8 +536,7 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
 def _scope(dtypes: dict) -> dict:
     """The generated code's names: the primitives (``_p``), the conversions, and each tile's NumPy
     element type as ``_dt_<tile>`` (the primitives' stores cast to it)."""
-    return {"_p": vector, "_dma": dma, "np": np, "_address": _address, "_stages_ok": _stages_ok,
-            "advance_preload": advance_preload,
+    return {"_p": vector, "_dma": dma, "np": np, "_address": _address, "advance_preload": advance_preload,
             **vector.ELEMENT_INTRINSICS,
             "f16_to_f32": f16_to_f32, "f32_to_f16": f32_to_f16, "bf16_to_f32": bf16_to_f32, "f32_to_bf16": f32_to_bf16,
             "f32_round_f16": f32_round_f16, "f32_round_f16_quiet": f32_round_f16_quiet,

@@ -198,6 +198,23 @@ max_element = _element("max_element", (types.Float, types.Integer), _max_codegen
                        lambda x, y: x if x >= y or x != x else y)
 
 
+def _sqrt_typer(typingctx, x):
+    if not isinstance(x, types.Float):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.call(builder.module.declare_intrinsic("llvm.sqrt", [args[0].type]), args)
+
+    return x(x), codegen
+
+
+# The correctly rounded square root as LLVM's intrinsic (the CPU's sqrtss / sqrtps; NaN below 0):
+# NumPy's sqrt compiles to a call of the C library's sqrtf, which may set errno, so a loop holding
+# it stays scalar (a fused ApplyAdamW tile's pass was not vectorized).  The same bits.
+sqrt_element = intrinsic(_sqrt_typer)
+python_twin(sqrt_element)(lambda x: np.sqrt(x))
+
+
 # ---- the loops -----------------------------------------------------------------------------------
 
 @jit(always_inline=True)
@@ -286,7 +303,8 @@ def _with_scalar(dst, src, scalar, count, op, load):
 
 # ---- the primitives, from their declarations (host.primitives) --------------------------------------
 
-ELEMENT_INTRINSICS = {"add_nan_first": add_nan_first, "mul_nan_first": mul_nan_first, "max_element": max_element}
+ELEMENT_INTRINSICS = {"add_nan_first": add_nan_first, "mul_nan_first": mul_nan_first, "max_element": max_element,
+                      "sqrt_element": sqrt_element}
 _ELEMENTS: dict = {}
 
 
@@ -300,9 +318,12 @@ def element_function(element):
             found = jit(always_inline=True)(element)
         else:
             intrinsic_ = ELEMENT_INTRINSICS[element]
-
-            def call(x, y):
-                return intrinsic_(x, y)
+            if element == "sqrt_element":  # the one unary element intrinsic
+                def call(x):
+                    return intrinsic_(x)
+            else:
+                def call(x, y):
+                    return intrinsic_(x, y)
 
             call.__name__ = call.__qualname__ = f"_{element}"
             found = jit(always_inline=True)(call)
