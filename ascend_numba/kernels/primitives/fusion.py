@@ -428,19 +428,15 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
             value = ast.unparse(s.scalars[0])
             scalar_lines.append(f"    _s{k} = f32_round_f16(np.float32({value}))" if s.dst in half
                                 else f"    _s{k} = _dt_{s.dst}({value})")
+    # Chains of fp16 roundings run FUSION_INTERLEAVE_F16 elements side by side (see config).
+    ways = FUSION_INTERLEAVE_F16 if any(OPS[s.op].kind not in ("cast", "copy") and s.dst in half
+                                        for s in ops_of(body)) else 1
     # A whole block's CopyOut runs as a loop of its own after the block's element loop, from the
-    # UB tiles the element loop stored: a loop reading a tensor and writing it in place (var ->
-    # var_out) is not vectorized (LLVM's test that its arrays do not overlap fails), one reading
-    # GM and writing UB, or UB and GM, is.
+    # UB tiles the element loop stored (staged): a loop reading a tensor and writing it in place
+    # (var -> var_out) is not vectorized (LLVM's test that its arrays do not overlap fails), one
+    # reading GM and writing UB, or UB and GM, is.
     copy_out = _copy_out_ops(body)
     staged = list(dict.fromkeys(t for s in ops_of(body) if id(s) in copy_out for t in s.tiles if t not in stores))
-    # Staged temps (dead once the program ends) of one type share the first of them: block k of it
-    # holds the k-th one's block, so the loop stores to one array, whose accesses LLVM checks
-    # against the GM views' at once (a check per pair of arrays: more than 8 and it does not
-    # vectorize).  They fit in the first count elements of the first, or the blocks are not run.
-    shared = [t for t in staged if t in program.temps and dtypes[t] == dtypes[next(u for u in staged
-                                                                                  if u in program.temps)]]
-    staged_view = {t: f"{shared[0]}[{k * FUSION_BLOCK}:{(k + 1) * FUSION_BLOCK}]" for k, t in enumerate(shared)}
     # Every tile holds count elements (a copy's source and sink: what they have, as the primitive
     # clamps), and no two the pass reads or writes in memory (a temp kept in registers throughout
     # is not one) overlap, but for sources (only read) and a sink at its source's very bytes (an
@@ -448,8 +444,8 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
     # Also a copy's two ends have one element type, a DataCopyPad moves whole elements inside the
     # count, and no Adds / Muls scalar is a NaN (the primitive's own rule for that); else the ops
     # run one by one.
-    touched = set(loads) | set(stores) | {t for t in tiles if kinds[t]} | set(shared[:1]) \
-        | {t for t in staged if t not in shared} | {s.dst for s in copies if kinds[s.tiles[0]] == 1}
+    touched = set(loads) | set(stores) | set(staged) | {t for t in tiles if kinds[t]} \
+        | {s.dst for s in copies if kinds[s.tiles[0]] == 1}
     touched = [t for t in tiles if t in touched]
     ends = {t: f"count * {t}.itemsize" if kinds[t] == 0 else f"min(count * {t}.itemsize, {t}.nbytes)"
             for t in touched}
@@ -489,9 +485,6 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
         if s.op == "data_copy_pad":
             ends_at.append(f"{_copy_elements(s)} - _whole")
         part_limits[id(s)] = ends_at[0] if len(ends_at) == 1 else f"min({', '.join(ends_at)})" if ends_at else None
-    # Chains of fp16 roundings run FUSION_INTERLEAVE_F16 elements side by side (see config).
-    ways = FUSION_INTERLEAVE_F16 if any(OPS[s.op].kind not in ("cast", "copy") and s.dst in half
-                                        for s in ops_of(body)) else 1
     block = FUSION_BLOCK
     return "\n".join([
         *([op_by_op] if fuse is None else []),
@@ -505,17 +498,14 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
         "        _advanced = 0",
         # Whole blocks of a constant length (a vectorized loop with no remainder loop of its own).
         f"        _whole = min(({', '.join(['count', *limits])},)) // {block} * {block}",
-        *([f"        if count < {len(shared) * block}:", "            _whole = 0"] if len(shared) > 1 else []),
         f"        for _b in range(0, _whole, {block}):",
         # The preload shares the unfused ops would have advanced by the end of this block.
         f"            _due = _nops * (_b + {block}) // count",
         "            while _advanced < _due:",
         "                advance_preload(ctx)",
         "                _advanced += 1",
-        # Views of the block, indexed from 0: the element loop vectorizes.  A temp staged for the
-        # CopyOut is dead once the program ends: every block stages in the same place, in L1.
-        *(f"            _v_{t} = {staged_view[t]}" if t in staged_view else
-          f"            _v_{t} = {t}[_b:_b + {block}]" for t in tiles),
+        # Views of the block, indexed from 0: the element loop vectorizes.
+        *(f"            _v_{t} = {t}[_b:_b + {block}]" for t in tiles),
         f"            for _i in range({block // ways}):",
         *_interleaved(one({}, not copy_out), ways),
         *_copy_loops(only(body, lambda s: id(s) in copy_out), "            ", block),
