@@ -211,7 +211,7 @@ class _Element:
         kinds, limit = self.copies["kinds"], self.copies["limits"].get(id(s))
         src = f"_v_{s.tiles[0]}[_i]" if kinds.get(s.tiles[0]) == 1 else self.raw(s.tiles[0], forms)
         if kinds.get(s.dst) == 2:
-            line = f"_v_{s.dst}[_i] = {src}"
+            line = f"_v_{self.copies.get('sink_as', {}).get(s.dst, s.dst)}[_i] = {src}"
             self.lines.append(f"{indent}if _i < {limit}:\n{indent}    {line}" if limit else f"{indent}{line}")
             return
         if limit:
@@ -394,6 +394,24 @@ def _copy_loops(body: list, indent: str, length: int) -> list:
     return lines
 
 
+def _whole_block_copies(body: list) -> list:
+    """``body`` for whole blocks, where a copy's count plays no part: an if/else of the same copies
+    on both sides (DataCopy of whole tiles, else DataCopyPad of their bytes) is its copies, with
+    no test left in the element loop to keep it from vectorizing."""
+    out = []
+    for s in body:
+        if isinstance(s, If):
+            then, orelse = _whole_block_copies(s.then), _whole_block_copies(s.orelse)
+            if all(is_copy(c) for c in then + orelse) \
+                    and [(c.dst, c.tiles) for c in then] == [(c.dst, c.tiles) for c in orelse]:
+                out.extend(then)
+            else:
+                out.append(If(s.test, then, orelse))
+        else:
+            out.append(s)
+    return out
+
+
 def _copy_elements(s: Op) -> str:
     """The elements a copy moves from the start of its views (a DataCopyPad: its whole ones)."""
     return f"{ast.unparse(s.scalars[0])} // {s.dst}.itemsize" if s.op == "data_copy_pad" else "count"
@@ -472,9 +490,10 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
 
     # One element: its loads, the copies and ops in registers, its stores (indexed by _i); the
     # part block's copies test each element against their counts (views from _whole).
-    def one(limits_of: dict, inline_copy_out: bool) -> list:
-        compute = _Element(scalar_of, set(half), copies={"kinds": kinds, "limits": limits_of})
-        forms = compute.emit(body if inline_copy_out else only(body, lambda s: id(s) not in copy_out), element,
+    def one(limits_of: dict, inline_copy_out: bool, sink_as: dict | None = None, of: list | None = None) -> list:
+        compute = _Element(scalar_of, set(half), copies={"kinds": kinds, "limits": limits_of, "sink_as": sink_as or {}})
+        of = body if of is None else of
+        forms = compute.emit(of if inline_copy_out else only(of, lambda s: id(s) not in copy_out), element,
                              {t: "raw" for t in loads})
         kept = stores if inline_copy_out else (*stores, *dict.fromkeys(staged))
         return [*(f"{element}_r_{t} = _v_{t}[_i]" for t in loads), *compute.lines,
@@ -486,6 +505,9 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
             ends_at.append(f"{_copy_elements(s)} - _whole")
         part_limits[id(s)] = ends_at[0] if len(ends_at) == 1 else f"min({', '.join(ends_at)})" if ends_at else None
     block = FUSION_BLOCK
+    sources = [t for t in tiles if kinds[t] == 1]
+    pairs = [(sink, src) for src, sink in zip(sources, [t for t in tiles if kinds[t] == 2])]
+    in_place = " and ".join(f"_a_{sink} == _a_{src}" for sink, src in pairs) if ways == 1 and copy_out else ""
     return "\n".join([
         *([op_by_op] if fuse is None else []),
         f"def _impl({params}):",
@@ -506,9 +528,13 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
         "                _advanced += 1",
         # Views of the block, indexed from 0: the element loop vectorizes.
         *(f"            _v_{t} = {t}[_b:_b + {block}]" for t in tiles),
-        f"            for _i in range({block // ways}):",
-        *_interleaved(one({}, not copy_out), ways),
-        *_copy_loops(only(body, lambda s: id(s) in copy_out), "            ", block),
+        *([f"            if {in_place}:",
+           f"                for _i in range({block // ways}):",
+           *("    " + line for line in _interleaved(one({}, True, dict(pairs), _whole_block_copies(body)), ways)),
+           "            else:"] if in_place else []),
+        f"            {'    ' if in_place else ''}for _i in range({block // ways}):",
+        *(("    " if in_place else "") + line for line in _interleaved(one({}, not copy_out), ways)),
+        *(("    " if in_place else "") + line for line in _copy_loops(only(body, lambda s: id(s) in copy_out), "            ", block)),
         # The rest, element by element (the same lines, on views from its start, the copies'
         # counts tested), then the preload's remaining shares.
         *(f"        _v_{t} = {t}[_whole:]" for t in tiles),
