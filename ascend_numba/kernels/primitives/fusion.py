@@ -1,4 +1,5 @@
-"""Tile fusion: a Compute written as a short program of vector ops, run as one pass (SPEC §3).
+"""Tile fusion: a tile's Compute, and its CopyIn and CopyOut, written as a short program of vector
+ops and copies, run as one pass (SPEC §3).
 
 The PTO compiler fuses a run of elementwise tile ops into one loop over the tiles; each op still
 rounds as the device's vector unit does, so the bits cannot change.  :func:`vector_program`
@@ -15,7 +16,10 @@ A program's body is a sequence of ``tile = op(operands)`` lines (every vector op
 :mod:`ascend_numba.host.primitives`, with the primitives' operand order minus ``ctx``, the
 destination and the count), ``if``/``else`` on flag parameters, and calls of other programs
 (inlined: a program may pass one tile under two of its callee's names, as an in-place update
-does).  Every parameter is a tile (a destination or a tile operand), a scalar (an operand
+does), and copies: ``ub = data_copy(gm)`` lines before the first vector op (the CopyIn, ``count``
+elements) and ``gm = data_copy(ub)`` / ``gm = data_copy_pad(ub, nbytes)`` lines after the last (the
+CopyOut; ``nbytes``: exactly those, one block), the DMA primitives with both offsets 0.  Every
+parameter is a tile (a destination or a tile operand, a GM tensor for a copy), a scalar (an operand
 expression of scalar parameters: ``beta1 - one``, ``-one``; no number literals, whose type
 would change the arithmetic) or a flag (read by ``if`` tests; a compile-time constant at the
 call folds its branches away).
@@ -27,15 +31,22 @@ What a call does, by lane:
   primitive would (a fp16 tile's result is rounded to fp16 after every op, through the CPU's
   conversions, and such a pass works on ``config.FUSION_INTERLEAVE_F16`` elements side by
   side), temporaries (``temps``) kept in registers and never written to UB, every other
-  assigned tile stored; the part block at the end element by element.  Between blocks the pass
+  assigned tile stored; the part block at the end element by element.  Copies move an element's
+  bits in the same pass: from a CopyIn's GM view, and to a CopyOut's, in the loop itself when
+  every CopyOut writes its CopyIn's tensor in place (paired in parameter order), else in a loop
+  of the block's own after it, from the UB tiles the element loop stored; past a GM view's end
+  (padding) or a DataCopyPad's bytes the part block leaves bytes as the primitive would.  Between blocks the pass
   advances the lane's preload by the share of the ops' advances that the elements done so far
-  stand for.  The tiles must not overlap and must hold ``count`` elements each, and no Adds /
-  Muls scalar may be a NaN; otherwise the ops run one by one over the whole tiles, exactly as the
-  primitives compute them, in one slow loop that is cheap to compile.  ``fuse`` False runs the
+  stand for.  The tiles must hold ``count`` elements each (a copy's GM view: what it has), the
+  ones the pass touches in memory must not overlap (but for an update in place), a copy's ends
+  must have one element type, and no Adds / Muls scalar may be a NaN; otherwise the ops run one
+  by one over the whole tiles, exactly as the primitives compute them (the copies: the
+  primitives), in one slow loop that is cheap to compile.  ``fuse`` False runs the
   op-by-op Compute (the primitives' calls); a call whose ``fuse`` is a compile-time constant
   compiles only the path it names, so a fused kernel never compiles the primitives' loops.
-* traced and checked lanes: the ops one by one over the whole tiles, so every op is counted and
-  every operand's UB range checked exactly as the unfused Compute's.
+* traced and checked lanes: the copies and ops one by one over the whole tiles (the primitives'
+  calls), so every copy and op is counted and every operand's range checked exactly as the
+  unfused tile's.
 
 A program's model and its parse are :mod:`.fusion_program`; this module generates and registers
 its code.
@@ -65,6 +76,7 @@ from ..lane import Lane, _address
 from . import dma, vector
 from .fusion_program import OPS, If, Op, Program, VectorProgramError, check_temps_written_first, is_copy, names_in, \
     only, ops_of, parse_program
+from .llvm import scalar_loop
 from .preload import advance_preload
 
 __all__ = ["vector_program", "VectorProgramError", "parse_program"]
@@ -133,6 +145,16 @@ def _unfused_lines(body: list, indent: str) -> list:
     return lines
 
 
+def _plain_copy(s: Op) -> str:
+    """What a program's copy does in a plain lane (its rule and trace hook fold away there): one
+    byte copy, clamped to both tensors, as the primitive's own (DataCopyPad: one gapless block),
+    on views that start ``_skip`` elements into the program's.  Far less to compile than the
+    primitives' calls, for the pass's rare fallback."""
+    nbytes = f"{ast.unparse(s.scalars[0])} - _skip * {s.dst}.itemsize" if s.op == "data_copy_pad" \
+        else f"count * {s.tiles[0]}.itemsize"
+    return f"_dma.copy_bytes({s.dst}, 0, {s.tiles[0]}, 0, {nbytes})"
+
+
 def _copy_call(s: Op) -> str:
     """A program's copy as the primitive's call (both offsets 0)."""
     if s.op == "data_copy_pad":
@@ -151,9 +173,9 @@ class _Element:
 
     def __init__(self, scalar_of: dict, half: set, nan_scalars: bool = False, copies: dict | None = None):
         self.scalar_of, self.half, self.nan_scalars = scalar_of, half, nan_scalars
-        # The pass's copies (None: no copies): each source and sink (kind 1, 2) by name, read and
-        # written through its view ``_v_<tile>``; "limits": each copy's element count when the
-        # element must be tested against it (the part block: GM padding, an exact CopyOut).
+        # The pass's copies (None: no copies): "kinds", each source and sink (1, 2) by name, read
+        # and written through its view ``_v_<tile>``; "sink_as": a sink written through its
+        # source's view (an update in place).
         self.copies = copies
         self.lines: list = []
 
@@ -206,16 +228,12 @@ class _Element:
 
     def _copy(self, s: Op, indent: str, forms: dict):
         """A copy moves an element's bits: from a source's view or a register, into a register
-        or a sink's view; past its count (``limits``) a sink keeps its bytes and a register the
-        bits its tile holds, as the primitive's clamped copy leaves them."""
-        kinds, limit = self.copies["kinds"], self.copies["limits"].get(id(s))
+        or a sink's view."""
+        kinds = self.copies["kinds"]
         src = f"_v_{s.tiles[0]}[_i]" if kinds.get(s.tiles[0]) == 1 else self.raw(s.tiles[0], forms)
         if kinds.get(s.dst) == 2:
-            line = f"_v_{self.copies.get('sink_as', {}).get(s.dst, s.dst)}[_i] = {src}"
-            self.lines.append(f"{indent}if _i < {limit}:\n{indent}    {line}" if limit else f"{indent}{line}")
+            self.lines.append(f"{indent}_v_{self.copies['sink_as'].get(s.dst, s.dst)}[_i] = {src}")
             return
-        if limit:
-            src = f"({src} if _i < {limit} else _v_{s.dst}[_i])"
         self.lines.append(f"{indent}_r_{s.dst} = {src}")
         forms[s.dst] = "raw"
 
@@ -322,7 +340,7 @@ def _stepwise_lines(body: list, scalar_of: dict, half: set, indent: str) -> list
         n = "0" if is_copy(s) else f"max(min(count, {', '.join(f'{t}.size' for t in [s.dst, *s.tiles, s.dst, s.dst][:3])}), 0)"
         sizes.append(f"{n} if {guard} else -1" if guard else n)
     copies = [line for j, (_, s) in enumerate(ops) if is_copy(s)
-              for line in (f"{indent}    if _k == {j}:", f"{indent}        {_copy_call(s)}", f"{indent}        continue")]
+              for line in (f"{indent}    if _k == {j}:", f"{indent}        {_plain_copy(s)}", f"{indent}        continue")]
     # Tuples of at most 16 displayed, then joined: Python builds a longer display through a list,
     # which Numba cannot type.
     chunks = " + ".join(f"({', '.join(sizes[k:k + 16])},)" for k in range(0, len(sizes), 16))
@@ -333,7 +351,8 @@ def _stepwise_lines(body: list, scalar_of: dict, half: set, indent: str) -> list
              f"{indent}        continue",
              *copies,
              f"{indent}    advance_preload(ctx)",
-             f"{indent}    for _i in range(_n):"]
+             f"{indent}    for _i in range(_n):",
+             f"{indent}        scalar_loop()"]
     case = indent + "            "
     first = True
     for k, (_, s) in enumerate(ops):
@@ -351,6 +370,20 @@ def _stepwise_lines(body: list, scalar_of: dict, half: set, indent: str) -> list
     if first:  # copies only
         lines.append(f"{indent}        pass")
     return lines
+
+
+@jit
+def _apart(starts, ends, kinds):
+    """Whether the byte ranges ``[starts[k], ends[k])`` do not overlap, but for sources (kind 1:
+    only read) with each other and a sink (kind 2: only written) at a source's very bytes (an
+    update in place: each element is read before it is written, and never again).  A loop, not
+    a test per pair in the pass's code: those cost ~1.4 s of a fp16 ApplyAdamW's cold compile."""
+    for i in range(len(starts)):
+        for j in range(i + 1, len(starts)):
+            if starts[i] < ends[j] and starts[j] < ends[i] and not (kinds[i] == 1 and kinds[j] == 1) \
+                    and not (kinds[i] + kinds[j] == 3 and starts[i] == starts[j]):
+                return False
+    return True
 
 
 def _tile_kinds(program: Program, body: list) -> dict:
@@ -462,54 +495,49 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
     # Also a copy's two ends have one element type, a DataCopyPad moves whole elements inside the
     # count, and no Adds / Muls scalar is a NaN (the primitive's own rule for that); else the ops
     # run one by one.
-    touched = set(loads) | set(stores) | set(staged) | {t for t in tiles if kinds[t]} \
-        | {s.dst for s in copies if kinds[s.tiles[0]] == 1}
+    touched = set(loads) | set(stores) | set(staged) | {t for t in tiles if kinds[t]}
     touched = [t for t in tiles if t in touched]
-    ends = {t: f"count * {t}.itemsize" if kinds[t] == 0 else f"min(count * {t}.itemsize, {t}.nbytes)"
-            for t in touched}
-    apart = []
-    for i, x in enumerate(touched):
-        for y in touched[i + 1:]:
-            if kinds[x] == kinds[y] == 1:
-                continue
-            test = f"_a_{x} + {ends[x]} <= _a_{y} or _a_{y} + {ends[y]} <= _a_{x}"
-            apart.append(f"({test} or _a_{x} == _a_{y})" if {kinds[x], kinds[y]} == {1, 2} else f"({test})")
+    ends = [f"_a_{t} + count * {t}.itemsize" if kinds[t] == 0 else f"_a_{t} + min(count * {t}.itemsize, {t}.nbytes)"
+            for t in touched]
     same_types = all(dtypes[s.dst] == dtypes[s.tiles[0]] for s in copies)
     pads = [s for s in copies if s.op == "data_copy_pad"]
     inner = [t for t in tiles if kinds[t] == 0]  # a short temp: an op covers what its tiles hold
-    fits = [f"    _ok = {same_types} and count > 0",
-            *([f"    _ok = _ok and min(({', '.join(f'{t}.size' for t in inner)},)) >= count"] if inner else []),
+    # Tests joined with & and |, not and / or: each of those is a branch, and Numba's compile
+    # time grows with a function's branches.
+    fits = [f"    _ok = {same_types} & (count > 0)",
+            *([f"    _ok = _ok & (min(({', '.join(f'{t}.size' for t in inner)},)) >= count)"] if inner else []),
             *(f"    _a_{t} = _address({t})" for t in touched),
-            *(f"    _ok = _ok and {' and '.join(apart[k:k + 4])}" for k in range(0, len(apart), 4)),
-            *(f"    _ok = _ok and 0 <= {ast.unparse(s.scalars[0])} <= count * {s.dst}.itemsize "
-              f"and {ast.unparse(s.scalars[0])} % {s.dst}.itemsize == 0" for s in pads),
-            *(f"    _ok = _ok and {v} == {v}" for v in operand_scalars)]
-    # Whole blocks run where every source and sink has its element: up to _lim.
+            f"    _ok = _ok & _apart(({', '.join(f'_a_{t}' for t in touched)},), ({', '.join(ends)},), "
+            f"({', '.join(str(kinds[t]) for t in touched)},))",
+            *(f"    _ok = _ok & (0 <= {ast.unparse(s.scalars[0])}) & ({ast.unparse(s.scalars[0])} <= count * "
+              f"{s.dst}.itemsize) & ({ast.unparse(s.scalars[0])} % {s.dst}.itemsize == 0)" for s in pads),
+            *(f"    _ok = _ok & ({v} == {v})" for v in operand_scalars)]
+    # The pass runs where every source and sink has its element: up to _lim (the rest, a CopyIn's
+    # GM padding or past a DataCopyPad's bytes, a few elements, one by one).
     limits = [f"{t}.size" for t in tiles if kinds[t]] + [_copy_elements(s) for s in pads]
     element = "                "
 
-    # One element: its loads, the copies and ops in registers, its stores (indexed by _i); the
-    # part block's copies test each element against their counts (views from _whole).
-    def one(limits_of: dict, inline_copy_out: bool, sink_as: dict | None = None, of: list | None = None) -> list:
-        compute = _Element(scalar_of, set(half), copies={"kinds": kinds, "limits": limits_of, "sink_as": sink_as or {}})
+    # One element: its loads, the copies and ops in registers, its stores (indexed by _i).
+    def one(inline_copy_out: bool, sink_as: dict | None = None, of: list | None = None) -> list:
+        compute = _Element(scalar_of, set(half), copies={"kinds": kinds, "sink_as": sink_as or {}})
         of = body if of is None else of
         forms = compute.emit(of if inline_copy_out else only(of, lambda s: id(s) not in copy_out), element,
                              {t: "raw" for t in loads})
         kept = stores if inline_copy_out else (*stores, *dict.fromkeys(staged))
         return [*(f"{element}_r_{t} = _v_{t}[_i]" for t in loads), *compute.lines,
                 *(f"{element}_v_{t}[_i] = {compute.raw(t, forms)}" for t in kept)] or [f"{element}pass"]
-    part_limits = {}
-    for s in copies:
-        ends_at = [f"_v_{t}.size" for t in (s.tiles[0], s.dst) if kinds[t]]
-        if s.op == "data_copy_pad":
-            ends_at.append(f"{_copy_elements(s)} - _whole")
-        part_limits[id(s)] = ends_at[0] if len(ends_at) == 1 else f"min({', '.join(ends_at)})" if ends_at else None
     block = FUSION_BLOCK
     sources = [t for t in tiles if kinds[t] == 1]
     pairs = [(sink, src) for src, sink in zip(sources, [t for t in tiles if kinds[t] == 2])]
     in_place = " and ".join(f"_a_{sink} == _a_{src}" for sink, src in pairs) if ways == 1 and copy_out else ""
+    args = ", ".join(program.params)
+    rest = ", ".join(f"{p}[_lim:]" if p in kinds else p for p in program.params)
     return "\n".join([
         *([op_by_op] if fuse is None else []),
+        f"def _stepwise(ctx, count, _skip, {args}):",
+        *scalar_lines,
+        *_stepwise_lines(body, scalar_of, set(half), "    "),
+        "",
         f"def _impl({params}):",
         *(["    if fuse == 0:", f"        {call}", "        return"] if fuse is None else []),
         *scalar_lines,
@@ -519,7 +547,8 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
         *_count_lines(only(body, lambda s: not is_copy(s)), "        "),
         "        _advanced = 0",
         # Whole blocks of a constant length (a vectorized loop with no remainder loop of its own).
-        f"        _whole = min(({', '.join(['count', *limits])},)) // {block} * {block}",
+        f"        _lim = min(({', '.join(['count', *limits])},))",
+        f"        _whole = _lim // {block} * {block}",
         f"        for _b in range(0, _whole, {block}):",
         # The preload shares the unfused ops would have advanced by the end of this block.
         f"            _due = _nops * (_b + {block}) // count",
@@ -527,24 +556,28 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
         "                advance_preload(ctx)",
         "                _advanced += 1",
         # Views of the block, indexed from 0: the element loop vectorizes.
-        *(f"            _v_{t} = {t}[_b:_b + {block}]" for t in tiles),
+        *(f"            _v_{t} = {t}[_b:_b + {block}]" for t in touched),
         *([f"            if {in_place}:",
            f"                for _i in range({block // ways}):",
-           *("    " + line for line in _interleaved(one({}, True, dict(pairs), _whole_block_copies(body)), ways)),
+           *("    " + line for line in _interleaved(one(True, dict(pairs), _whole_block_copies(body)), ways)),
            "            else:"] if in_place else []),
         f"            {'    ' if in_place else ''}for _i in range({block // ways}):",
-        *(("    " if in_place else "") + line for line in _interleaved(one({}, not copy_out), ways)),
-        *(("    " if in_place else "") + line for line in _copy_loops(only(body, lambda s: id(s) in copy_out), "            ", block)),
-        # The rest, element by element (the same lines, on views from its start, the copies'
-        # counts tested), then the preload's remaining shares.
-        *(f"        _v_{t} = {t}[_whole:]" for t in tiles),
-        "        for _i in range(count - _whole):",
-        *(line[4:] for line in one(part_limits, True)),
+        *(("    " if in_place else "") + line for line in _interleaved(one(not copy_out), ways)),
+        *(("    " if in_place else "") + line
+          for line in _copy_loops(_whole_block_copies(only(body, lambda s: id(s) in copy_out)), "            ", block)),
+        # The part block, element by element (the same lines, on views from its start), the
+        # few elements past _lim one by one, then the preload's remaining shares.
+        *(f"        _v_{t} = {t}[_whole:]" for t in touched),
+        "        for _i in range(_lim - _whole):",
+        "            scalar_loop()",  # under a block: not worth vectorizing (compile time)
+        *(line[4:] for line in one(True)),
+        "        if _lim < count:",
+        f"            _stepwise(ctx, count - _lim, _lim, {rest})",
         "        while _advanced < _nops:",
         "            advance_preload(ctx)",
         "            _advanced += 1",
         "    else:",
-        *_stepwise_lines(body, scalar_of, set(half), "        "),
+        f"        _stepwise(ctx, count, 0, {args})",
         "",
     ])
 
@@ -552,7 +585,9 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
 def _scope(dtypes: dict) -> dict:
     """The generated code's names: the primitives (``_p``), the conversions, and each tile's NumPy
     element type as ``_dt_<tile>`` (the primitives' stores cast to it)."""
-    return {"_p": vector, "_dma": dma, "np": np, "_address": _address, "advance_preload": advance_preload,
+    return {"_p": vector, "_dma": dma, "np": np, "_address": _address, "_apart": _apart,
+            "advance_preload": advance_preload,
+            "scalar_loop": scalar_loop,
             **vector.ELEMENT_INTRINSICS,
             "f16_to_f32": f16_to_f32, "f32_to_f16": f32_to_f16, "bf16_to_f32": bf16_to_f32, "f32_to_bf16": f32_to_bf16,
             "f32_round_f16": f32_round_f16, "f32_round_f16_quiet": f32_round_f16_quiet,
@@ -585,8 +620,9 @@ def _make_stub(program: Program, func):
             exec(_source(program, body, fused, {p for p, d in dtypes.items() if d is np.uint16}, fuse_value, dtypes),
                  scope)
             # Not cached on its own (no source file), but in each kernel calling it.
-            if "_op_by_op" in scope:
-                scope["_op_by_op"] = jit(scope["_op_by_op"])
+            for name in ("_op_by_op", "_stepwise"):
+                if name in scope:
+                    scope[name] = jit(scope[name])
             impls[key] = scope["_impl"]
         return impls[key]
 

@@ -18,7 +18,7 @@ from numba.extending import intrinsic
 from ..._numba_compat.extending import cgutils, python_twin
 
 __all__ = ["memmove_bytes", "copy_short", "copy_fixed", "stream_word", "store_fence", "prefetch_line", "atomic_add_i64",
-           "atomic_load_i64", "atomic_store_i64", "atomic_swap_i64", "yield_thread"]
+           "atomic_load_i64", "atomic_store_i64", "atomic_swap_i64", "yield_thread", "scalar_loop"]
 
 
 def _at(array, byte) -> int:
@@ -144,6 +144,21 @@ def store_fence(typingctx):
 
 
 python_twin(store_fence)(lambda: None)
+
+
+@intrinsic
+def scalar_loop(typingctx):
+    """Nothing, which the compiler cannot see through (an empty inline assembly block): a loop
+    holding it is neither vectorized nor unrolled, for a loop that runs rarely and would only
+    cost compile time so transformed."""
+    def codegen(context, builder, signature, args):
+        builder.call(ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), "", "", side_effect=True), [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+python_twin(scalar_loop)(lambda: None)
 
 
 @intrinsic
