@@ -44,7 +44,9 @@ SPLIT_MULT_DOUBLING_BYTES = 8192
 # fetches 1/COMPUTE_OPS of them.  The Compute has 16-19 ops; preloading over them took 16M fp32
 # from ~31 to ~26 ms and bf16 from ~31 to ~28 ms with op-by-op Compute (6c2e65d, same-process A/B).
 # With the fused Compute (one pass, a fraction of the copies' time) a spread of 1, 16 or 10^5
-# measured the same within this machine's noise at 16M fp32 and fp16.
+# measured the same within this machine's noise at 16M fp32 and fp16.  The fused tile program
+# (CopyIn, Compute and CopyOut in one pass) streams its inputs itself and does not preload: only
+# the op-by-op path (fused=False) does.
 COMPUTE_OPS = 16
 
 # Tile fusion (kernels.vector_program): a fused program's pass takes its tiles in blocks of this

@@ -1,7 +1,8 @@
 """Where ApplyAdamW's time goes at 16M: the op beside its parts, in one run.
 
-* ``staged copies only``: ApplyAdamW's kernel structure with its plan (lanes, tiles, double-buffered
-  queues), the CopyIn of four inputs and the CopyOut of three outputs per tile, no Compute.
+* ``staged copies only``: ApplyAdamW's plan (lanes, tiles, double-buffered queues) with the CopyIn
+  of four inputs and the CopyOut of three outputs per tile run stage by stage over whole tiles, as
+  the op-by-op path runs them, no Compute.
 * ``compute only``: the Compute (the same vector programs, fused) over each lane's tiles as often
   as the op runs it, on UB tiles filled once: no copies.
 * ``fused loop on GM``: the seed-order step as one parallel Numba loop over the GM arrays, no UB
