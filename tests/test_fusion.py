@@ -20,6 +20,7 @@ FLAG = constant("FLAG", "the programs' flag as a compile-time constant")
 STATIC = constant("STATIC", "1: the flag and fuse are passed as the constants FLAG and FUSE, 0: as the run-time "
                             "arguments")
 FUSE = constant("FUSE", "the programs' fuse as a compile-time constant")
+SHORT = constant("SHORT", "1: a program call one argument short")
 N = 1 << 16  # every fp16 bit pattern once
 TILE = 2048  # elements per UB tile (the kernels loop over N / TILE tiles)
 assert (TILE - 32) % FUSION_BLOCK != 0  # the programs' calls end with a part block
@@ -501,3 +502,23 @@ def test_checked_mode_names_the_copy_of_a_tile_program():
 ])
 def test_a_tile_program_with_misplaced_copies_is_refused(source, match):
     _program_error(source, match)
+
+
+@kernel(nrt=False)
+def grouped_call(ctx, x, out, n, short):
+    xs = alloc_buffer(ctx, 64, DT)
+    o = alloc_buffer(ctx, 64, DT)
+    t = alloc_buffer(ctx, 64, DT)
+    if SHORT == 1:  # a scalar short
+        shift_tile(ctx, n, 1, (x, out), (xs, o, t), True, n * 4, np.float32(2.0))
+    else:
+        shift_tile(ctx, n, 1, (x, out), (xs, o, t), True, n * 4, (np.float32(2.0), np.float32(1.0)))
+
+
+def test_a_program_call_may_group_its_arguments_in_tuples():
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros_like(x)
+    grouped_call.launch(x, out, 64, 0, block_dim=1, datatype={"DT": np.float32, "SHORT": 0})
+    assert np.array_equal(out, x * 2 + 1)
+    with pytest.raises(Exception, match=r"shift_tile takes 9 arguments .* got 8"):
+        grouped_call.launch(x, out, 64, 1, block_dim=1, datatype={"DT": np.float32, "SHORT": 1})

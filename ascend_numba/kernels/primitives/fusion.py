@@ -12,6 +12,8 @@ turns a function written with the vector-op vocabulary into such a loop::
 
     scale_add(ctx, n, True, x_loc, y_loc, z_loc, t_loc, 2.0)   # (ctx, count, fuse, tiles and scalars)
 
+The arguments after ``fuse`` may come grouped in tuples, each standing for its elements in order.
+
 A program's body is a sequence of ``tile = op(operands)`` lines (every vector op declared in
 :mod:`ascend_numba.host.primitives`, with the primitives' operand order minus ``ctx``, the
 destination and the count), ``if``/``else`` on flag parameters, and calls of other programs
@@ -605,6 +607,9 @@ def _make_stub(program: Program, func):
     impls: dict = {}
 
     def implementation(ctx, count, fuse, *args):
+        if len(args) != len(program.params):
+            raise VectorProgramError(f"vector program {program.name} takes {len(program.params)} arguments after "
+                                     f"ctx, count and fuse (a tuple counts as its elements), got {len(args)}")
         static = {p: t.literal_value for p, t in zip(program.params, args)
                   if program.roles.get(p) == "flag" and isinstance(t, types.Literal)}
         dtypes = {p: as_dtype(t.dtype).type for p, t in zip(program.params, args)
@@ -635,9 +640,24 @@ def _make_stub(program: Program, func):
             scope = _scope({})
             exec(_source(program, program.body, False), scope)
             impls["python"] = python_function(scope["_op_by_op"])
-        impls["python"](ctx, count, *args)
+        impls["python"](ctx, count, *_flat(args, lambda a: isinstance(a, tuple), lambda a: a))
 
     return stub
+
+
+def _flat(items, is_group, parts) -> list:
+    """``items`` with every group (``is_group``) replaced by its ``parts``, recursively."""
+    out = []
+    for item in items:
+        out.extend(_flat(parts(item), is_group, parts) if is_group(item) else [item])
+    return out
+
+
+def _flat_types(args) -> list:
+    # A call's arguments may come in tuples, each standing for its elements in order: Python passes
+    # a call of more than 30 arguments through a list, and Numba 0.60 then types its constants as
+    # run-time values, so flags would no longer fold.
+    return _flat(args, lambda t: isinstance(t, types.BaseTuple), lambda t: t.types)
 
 
 class _ProgramCall(AbstractTemplate):
@@ -649,7 +669,8 @@ class _ProgramCall(AbstractTemplate):
     def generic(self, args, kws):
         if kws:
             return None
-        self.implementation(*args)  # generated and checked now: a bad program fails typing
+        # Generated and checked now: a bad program fails typing.  (ctx, a named tuple, is no group.)
+        self.implementation(*args[:3], *_flat_types(args[3:]))
         return signature(types.none, *args)
 
 
@@ -668,6 +689,10 @@ def _register_call(stub, implementation):
     def lower_call(context, builder, sig, args):
         flags = Flags()
         flags.error_model = JIT_OPTIONS["error_model"]  # x/0 is inf, as on the device (see _numba_compat.jit)
-        cres = compile_linked_subroutine(context, builder, implementation(*sig.args), sig, flags)
-        context.call_internal(builder, cres.fndesc, sig, args)
+        typed = list(zip(sig.args[:3], args[:3])) + _flat(
+            list(zip(sig.args[3:], args[3:])), lambda a: isinstance(a[0], types.BaseTuple),
+            lambda a: [(t, builder.extract_value(a[1], i)) for i, t in enumerate(a[0].types)])
+        flat_sig = signature(types.none, *(t for t, _ in typed))
+        cres = compile_linked_subroutine(context, builder, implementation(*flat_sig.args), flat_sig, flags)
+        context.call_internal(builder, cres.fndesc, flat_sig, [v for _, v in typed])
         return context.get_dummy_value()

@@ -226,10 +226,13 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
             if amsgrad:
                 preload(ctx, max_grad_norm, pos + n, ahead, COMPUTE_OPS)
         # This tile: CopyIn, Compute and CopyOut over its queue slots (fused: strip by strip).
-        adamw_tile(ctx, n_al, FUSED, var[pos:], m[pos:], v[pos:], grad[pos:], max_grad_norm[pos:], var_out[pos:],
-                   m_out[pos:], v_out[pos:], in_var[q:], in_m[q:], in_v[q:], in_g[q:], in_mgn[q:], out_var[q:],
-                   out_m[q:], out_v[q:], w_var, w_m, w_v, w_g, w_mgn, t1, t2, n == n_al, n * out_var.itemsize, CAST,
-                   DTYPE, VARIANT, Amsgrad, Maximize, beta1, beta2, epsilon, decay, b2o, step, one)
+        # (Tuples stand for their elements: a call of more than 30 arguments loses its constants.)
+        adamw_tile(ctx, n_al, FUSED,
+                   (var[pos:], m[pos:], v[pos:], grad[pos:], max_grad_norm[pos:], var_out[pos:], m_out[pos:],
+                    v_out[pos:]),
+                   (in_var[q:], in_m[q:], in_v[q:], in_g[q:], in_mgn[q:], out_var[q:], out_m[q:], out_v[q:]),
+                   (w_var, w_m, w_v, w_g, w_mgn, t1, t2), n == n_al, n * out_var.itemsize, CAST, DTYPE, VARIANT,
+                   Amsgrad, Maximize, (beta1, beta2, epsilon, decay, b2o, step, one))
         trace_work(ctx, n)
         pos += n
         slot ^= 1
