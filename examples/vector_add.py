@@ -45,7 +45,7 @@ def add_tile(x, y, z, x_loc, y_loc, z_loc, whole, nbytes, use_scale, scale):
     z_loc = add(x_loc, y_loc)
     if use_scale == 1:  # a compile-time constant at the call: folds away
         z_loc = muls(z_loc, scale)
-    if whole:  # known at run time: tested once per block
+    if whole:  # known at run time (in whole blocks the two copies are one: no test)
         z = data_copy(z_loc)
     else:
         z = data_copy_pad(z_loc, nbytes)
@@ -58,8 +58,8 @@ def vector_add(ctx, x, y, z, tiling):
     x_loc = alloc_buffer(ctx, tiling.tile_elems, np.float32)
     y_loc = alloc_buffer(ctx, tiling.tile_elems, np.float32)
     z_loc = alloc_buffer(ctx, tiling.tile_elems, np.float32)
-    # Process: a tile program per tile (tile fusion: its CopyIn, Compute and CopyOut strip by
-    # strip); full tiles move with DataCopy, the tail writes back exactly its bytes with DataCopyPad.
+    # Process: a tile program per tile (tile fusion: its CopyIn, Compute and CopyOut in one pass);
+    # full tiles move with DataCopy, the tail writes back exactly its bytes with DataCopyPad.
     pos = start
     while pos < end:
         n = min(tiling.tile_elems, end - pos)

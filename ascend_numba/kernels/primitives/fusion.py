@@ -36,10 +36,10 @@ What a call does, by lane:
   assigned tile stored; the part block at the end element by element.  Copies move an element's
   bits in the same pass: from a CopyIn's GM view, and to a CopyOut's, in the loop itself when
   every CopyOut writes its CopyIn's tensor in place (paired in parameter order), else in a loop
-  of the block's own after it, from the UB tiles the element loop stored; past a GM view's end
-  (padding) or a DataCopyPad's bytes the part block leaves bytes as the primitive would.  Between blocks the pass
-  advances the lane's preload by the share of the ops' advances that the elements done so far
-  stand for.  The tiles must hold ``count`` elements each (a copy's GM view: what it has), the
+  of the block's own after it, from the UB tiles the element loop stored; the few elements past
+  a GM view's end (padding) or a DataCopyPad's bytes run through the fallback below, which
+  leaves bytes as the primitives would.  Between blocks the pass advances the lane's preload by
+  the share of the ops' advances that the elements done so far stand for.  The tiles must hold ``count`` elements each (a copy's GM view: what it has), the
   ones the pass touches in memory must not overlap (but for an update in place), a copy's ends
   must have one element type, and no Adds / Muls scalar may be a NaN; otherwise the ops run one
   by one over the whole tiles, exactly as the primitives compute them (the copies: the
@@ -338,7 +338,7 @@ def _stepwise_lines(body: list, scalar_of: dict, half: set, indent: str) -> list
     sizes = []
     for guard, s in ops:
         # min of four for every op (one overload to compile): absent operands repeat the dst; a
-        # copy runs as its primitive (a size of 0).
+        # copy is one byte copy (a size of 0: no element loop).
         n = "0" if is_copy(s) else f"max(min(count, {', '.join(f'{t}.size' for t in [s.dst, *s.tiles, s.dst, s.dst][:3])}), 0)"
         sizes.append(f"{n} if {guard} else -1" if guard else n)
     copies = [line for j, (_, s) in enumerate(ops) if is_copy(s)
@@ -427,6 +427,14 @@ def _copy_loops(body: list, indent: str, length: int) -> list:
             run.append(f"{indent}    _v_{s.dst}[_i] = _v_{s.tiles[0]}[_i]")
     flush()
     return lines
+
+
+def _either(test: str, then: list, orelse: list) -> list:
+    """``if test:`` the lines ``then``, ``else:`` the lines ``orelse``, each indented one level
+    more than its first line."""
+    indent = then[0][:len(then[0]) - len(then[0].lstrip())]
+    return [f"{indent}if {test}:", *("    " + line for line in then), f"{indent}else:",
+            *("    " + line for line in orelse)]
 
 
 def _whole_block_copies(body: list) -> list:
@@ -532,6 +540,11 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
     sources = [t for t in tiles if kinds[t] == 1]
     pairs = [(sink, src) for src, sink in zip(sources, [t for t in tiles if kinds[t] == 2])]
     in_place = " and ".join(f"_a_{sink} == _a_{src}" for sink, src in pairs) if ways == 1 and copy_out else ""
+    # A whole block: read and written back in one loop (in place), or its loop, then the CopyOut's.
+    in_place_block = [f"            for _i in range({block // ways}):",
+                      *_interleaved(one(True, dict(pairs), _whole_block_copies(body)), ways)]
+    staged_block = [f"            for _i in range({block // ways}):", *_interleaved(one(not copy_out), ways),
+                    *_copy_loops(_whole_block_copies(only(body, lambda s: id(s) in copy_out)), "            ", block)]
     args = ", ".join(program.params)
     rest = ", ".join(f"{p}[_lim:]" if p in kinds else p for p in program.params)
     return "\n".join([
@@ -559,14 +572,7 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
         "                _advanced += 1",
         # Views of the block, indexed from 0: the element loop vectorizes.
         *(f"            _v_{t} = {t}[_b:_b + {block}]" for t in touched),
-        *([f"            if {in_place}:",
-           f"                for _i in range({block // ways}):",
-           *("    " + line for line in _interleaved(one(True, dict(pairs), _whole_block_copies(body)), ways)),
-           "            else:"] if in_place else []),
-        f"            {'    ' if in_place else ''}for _i in range({block // ways}):",
-        *(("    " if in_place else "") + line for line in _interleaved(one(not copy_out), ways)),
-        *(("    " if in_place else "") + line
-          for line in _copy_loops(_whole_block_copies(only(body, lambda s: id(s) in copy_out)), "            ", block)),
+        *(_either(in_place, in_place_block, staged_block) if in_place else staged_block),
         # The part block, element by element (the same lines, on views from its start), the
         # few elements past _lim one by one, then the preload's remaining shares.
         *(f"        _v_{t} = {t}[_whole:]" for t in touched),

@@ -308,17 +308,17 @@ ELEMENT_INTRINSICS = {"add_nan_first": add_nan_first, "mul_nan_first": mul_nan_f
 _ELEMENTS: dict = {}
 
 
-def element_function(element):
-    """The compiled element function of a declaration's ``element``: a plain function compiled to
-    inline, or a jit wrapper calling the named element intrinsic (an intrinsic cannot be passed
-    to the loops)."""
+def element_function(element, arity: int):
+    """The compiled element function of a declaration's ``element`` of ``arity`` operands: a plain
+    function compiled to inline, or a jit wrapper calling the named element intrinsic (an
+    intrinsic cannot be passed to the loops)."""
     found = _ELEMENTS.get(element)
     if found is None:
         if callable(element):
             found = jit(always_inline=True)(element)
         else:
             intrinsic_ = ELEMENT_INTRINSICS[element]
-            if element == "sqrt_element":  # the one unary element intrinsic
+            if arity == 1:
                 def call(x):
                     return intrinsic_(x)
             else:
@@ -334,8 +334,8 @@ def element_function(element):
 def _arith(spec: Primitive):
     """Duplicate, and the ops that compute: fp16 tiles through fp32, rounded to the destination."""
     prim = PRIMITIVE[spec.device]
-    op = element_function(spec.element)
-    op_f16 = element_function(spec.element_f16) if spec.element_f16 else None
+    op = element_function(spec.element, spec.tiles + spec.scalars)
+    op_f16 = element_function(spec.element_f16, spec.tiles + spec.scalars) if spec.element_f16 else None
     # A select or sign change keeps a NaN operand's bits, as NumPy does: its fp16 loads keep the
     # payload.  Arithmetic quiets a NaN anyway: the hardware's cheaper widening gives the same bits.
     load = _vload_operand if spec.quiets else _vload

@@ -8,8 +8,9 @@ Per tile: announce the next tile's CopyIn (preload: the device's MTE2 fetches it
 during this tile's Compute), then the tile as one vector program,
 :func:`adamw_tile`: CopyIn (MTE2) the inputs into the double-buffered in-queues,
 Compute (V) with Muls/Mul/Sub/Add/Div/Sqrt/Max/Adds, CopyOut (MTE3) exactly the
-tile's elements.  Fused (``FUSED`` 1, plain lanes) the three stages run strip by
-strip through L1, as the device's pipes run side by side on different slices;
+tile's elements.  Fused (``FUSED`` 1, plain lanes) the three stages run as one
+pass, each element GM -> registers -> GM, as the device's pipes run side by side
+on different slices of the stream;
 ``FUSED`` 0 runs each copy and op over the whole tile, the op-by-op path.  In the
 native modes (fp32, fp16 seed) every op runs in the tensor type, so fp16 rounds
 after each op as the fp16 vector unit does.
@@ -225,7 +226,7 @@ def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v
             preload(ctx, grad, pos + n, ahead, COMPUTE_OPS)
             if amsgrad:
                 preload(ctx, max_grad_norm, pos + n, ahead, COMPUTE_OPS)
-        # This tile: CopyIn, Compute and CopyOut over its queue slots (fused: strip by strip).
+        # This tile: CopyIn, Compute and CopyOut over its queue slots (fused: one pass).
         # (Tuples stand for their elements: a call of more than 30 arguments loses its constants.)
         adamw_tile(ctx, n_al, FUSED,
                    (var[pos:], m[pos:], v[pos:], grad[pos:], max_grad_norm[pos:], var_out[pos:], m_out[pos:],

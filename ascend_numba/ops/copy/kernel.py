@@ -27,7 +27,7 @@ def copy_kernel(ctx, src, dst, tiling):
     while pos < end:
         buf = ping if step % 2 == 0 else pong
         n = min(tiling.bufBytes, end - pos)
-        # One stage of CopyIn and CopyOut (fused: strip by strip, see kernels.vector_program).
+        # One stage of CopyIn and CopyOut (fused: one pass, see kernels.vector_program).
         stage(ctx, (n + tiling.blockBytes - 1) // tiling.blockBytes * tiling.blockBytes, True, src[pos:], dst[pos:],
               buf, n % tiling.blockBytes == 0, n)
         pos += n
