@@ -265,20 +265,44 @@ def _copy_output_forward(ctx, y, src_b, dst_b, total_b, shift_b, ub, buf_b):
         done += n
 
 
+STRIDED_ROW_BYTES = 1024
+
+
+@jit
+def _write_batch(ctx, y, row_b, ub, at, k, inner_b, pitch_b, mult):
+    """CopyOut of a PerRow batch: ``k`` rows in UB from ``at``, ``pitch_b`` apart, each written
+    ``mult`` times from GM byte ``row_b``.  Rows up to ``STRIDED_ROW_BYTES`` go out as one strided
+    DataCopyPad per repeat; longer rows row by row, in GM order (strided, the CPU writes them out of
+    order: 1.5x slower on 4 KiB rows)."""
+    out_inner_b = inner_b * mult
+    if inner_b <= STRIDED_ROW_BYTES:
+        for m in range(mult):
+            data_copy_pad(ctx, y, row_b + m * inner_b, ub, at, k, inner_b, 0, out_inner_b - inner_b)
+        return
+    for r in range(k):
+        for m in range(mult):
+            _write_exact(ctx, y, row_b + r * out_inner_b + m * inner_b, ub, at + r * pitch_b, inner_b)
+
+
 @jit
 def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
     eb, inner_b, mult, out_inner_b, outer = geometry
     bb = ctx.block_bytes
     big_write = out_inner_b % bb == 0  # canBigWrite: rounding up stays inside the row
-    # Rows shorter than a block that Gather cannot take (the seed keeps 1-byte elements at
-    # rank > 2 off Gather), with few repeats, are read in batches (one row per UB block) and
-    # written with one strided DataCopyPad per repeat: a run of consecutive source rows.
+    # Rows that fit half the buffer (and that Gather does not take: the seed keeps 1-byte
+    # elements at rank > 2 off Gather), with few repeats, are read in batches, a run of
+    # consecutive source rows each from a block boundary, and written ``mult`` times each
+    # (_write_batch).  Batches alternate between the buffer's halves (ping-pong), so a batch's
+    # CopyIn does not wait for the previous batch's CopyOut.
     inner = inner_b // eb
     gather_takes_it = _gather_takes(inner, mult, t.numDims, eb)
-    batched = inner_b < bb and mult <= 16 and not gather_takes_it
+    pitch_b = _align_up(inner_b, bb)
+    half_b = buf_b // 2 // bb * bb
+    batched = pitch_b <= half_b and mult <= 16 and not gather_takes_it
     run = t.inputShape[t.numDims - 2] if t.numDims >= 2 else 1
     row, end = contiguous_lane_range(ctx, outer)
     first = row
+    slot = half_b
     while row < end:
         earlier, count, shift = _repeated_rows(t, row, first)
         if count > 0:  # isRepeat: copy rows this lane wrote, in big blocks
@@ -291,10 +315,10 @@ def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
         src_b = src_offset(t, row) * eb
         row_b = row * out_inner_b
         if batched:
-            k = min(end - row, (row // run + 1) * run - row, buf_b // bb)
-            data_copy_pad(ctx, in_q, 0, x, src_b, k, inner_b, 0, 0)
-            for m in range(mult):
-                data_copy_pad(ctx, y, row_b + m * inner_b, in_q, 0, k, inner_b, 0, out_inner_b - inner_b)
+            k = min(end - row, (row // run + 1) * run - row, half_b // pitch_b)
+            slot = half_b - slot
+            data_copy_pad(ctx, in_q, slot, x, src_b, k, inner_b, 0, 0)
+            _write_batch(ctx, y, row_b, in_q, slot, k, inner_b, pitch_b, mult)
             trace_work(ctx, k)
             row += k
             continue
