@@ -10,12 +10,16 @@ from pathlib import Path
 import click
 import numpy as np
 
-from .benchtrack import DEFAULT_THRESHOLD, load_runs, plot, seed_table
+from .benchtrack import (
+    DEFAULT_THRESHOLD, load_runs, path_choice_table, plot, seed_launch_floor_us, seed_order_disagreements,
+    seed_table,
+)
 from .benchtrack import compare as compare_runs
 from .golden import CaseError, compare, default_cache_dir, load_cases, run_suite
 from .golden.cases import DTYPES
 from .golden.chunked import DEFAULT_MEMORY_LIMIT, parse_memory_limit
 from .golden.run import Interrupted, SchedulerError
+from .ops.tile.plan import PATHS
 from .warmup import OPS, specializations
 from .warmup import warmup as run_warmup
 
@@ -347,17 +351,30 @@ def bench_report(storage, out, match, page):
 
 
 @main.command("seed-table")
-@click.option("--platform", default="A2", show_default=True, help="Platform preset whose cost model to use.")
+@click.option("--platform", default="A2", show_default=True, help="Platform preset whose device model to use.")
 def seed_table_command(platform):
-    """The seed's 24 measured AscendC Tile times (Atlas A2, blockDim 24) next to the trace cost
-    model's modelled times for the same cases: how far to trust a modelled speedup."""
+    """The seed's 24 measured AscendC Tile times (Atlas A2, blockDim 24) beside the modelled
+    device time of the same cases, then each seed shape's modelled time on every Tile path beside
+    the planner's choice: how far to trust a modelled speedup."""
     rows = seed_table(platform)
-    click.echo(f"{'dtype':<8} {'case':<10} {'path':<10} {'measured us':>11} {'modelled us':>11} {'error':>7}")
+    click.echo(f"{'dtype':<8} {'case':<10} {'path':<10} {'seed AC us':>10} {'model us':>9} {'error':>7}")
     for r in rows:
-        click.echo(f"{r['dtype']:<8} {r['case']:<10} {r['path']:<10} {r['measured_us']:>11.1f} "
-                   f"{r['modelled_us']:>11.1f} {r['error']:>+7.0%}")
+        click.echo(f"{r['dtype']:<8} {r['case']:<10} {r['path']:<10} {r['measured_us']:>10.1f} "
+                   f"{r['modelled_us']:>9.1f} {r['error']:>+7.0%}")
     errors = sorted(abs(r["error"]) for r in rows)
-    click.echo(f"|error|: median {errors[len(errors) // 2]:.0%}, max {errors[-1]:.0%} over {len(rows)} cases")
+    median = (errors[(len(errors) - 1) // 2] + errors[len(errors) // 2]) / 2
+    click.echo(f"|error|: median {median:.0%}, max {errors[-1]:.0%} over {len(rows)} cases; launch floor "
+               f"{rows[0]['floor_us']:.2f} us (the floor-bound rows imply {seed_launch_floor_us(rows):.2f})")
+    disagreements = seed_order_disagreements(rows)
+    click.echo("dtype order within each case: " + ("as the seed's (5% ties)" if not disagreements else
+                                                   "differs: " + "; ".join(disagreements)))
+    click.echo("")
+    click.echo(f"{'dtype':<8} {'case':<10} {'planner':<10} {'model':<10} " +
+               " ".join(f"{p:>10}" for p in PATHS) + "   (modelled us; - : the path cannot serve the case)")
+    for r in path_choice_table(platform):
+        times = " ".join(f"{r['modelled_us'][p]:>10.1f}" if p in r["modelled_us"] else f"{'-':>10}" for p in PATHS)
+        flag = "" if r["model"] == r["planner"] else "  <- differs (docs/benchmarks.md)"
+        click.echo(f"{r['dtype']:<8} {r['case']:<10} {r['planner']:<10} {r['model']:<10} {times}{flag}")
 
 
 def _pick_run(runs, wanted, default):

@@ -65,7 +65,7 @@ FUSION_INTERLEAVE_F16 = 8
 # ---- launches (kernels/launch.py) ----------------------------------------------------------------
 
 # Events logged per lane in a trace; later ones are only counted.  A size budget, not a speed:
-# a trace row is 8 * (17 + 3 * capacity) bytes per lane, so 4096 keeps a 48-lane trace under 5 MB.
+# a trace row is 8 * (17 + 10 * capacity) bytes per lane: 4096 makes a 48-lane trace 16 MB.
 TRACE_CAPACITY = 4096
 
 # ---- host-side memory (memory.py, ops) -----------------------------------------------------------

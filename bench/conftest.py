@@ -66,13 +66,13 @@ def ref(benchmark, name: str) -> None:
 def record(benchmark, op: str, nbytes: int, traced=None, **facts) -> None:
     """What tracking needs of an ascend_numba case: the op, the bytes it moves, facts such as
     the Tile path, and, given ``traced`` (the same call with ``trace=True``, returning
-    ``(result, trace)``), the modelled device time: the busiest lane's modelled microseconds
-    under the platform's cost model (lanes run side by side on the device)."""
+    ``(result, trace)``), the modelled device time: ``LaunchTrace.modelled_us``, the launch floor
+    plus the slowest core's pipe timeline (summed over the launches of a chunked call)."""
     benchmark.extra_info.update(op=op, bytes=int(nbytes), **facts)
     if traced is not None:
         trace = traced()[1]
         traces = trace if isinstance(trace, list) else [trace]
-        benchmark.extra_info["modelled_us"] = sum(float(t.modelled_ns().max()) for t in traces) / 1e3
+        benchmark.extra_info["modelled_us"] = sum(t.modelled_us for t in traces)
 
 
 # Paired ratios: the case and each reference timed alternately, so both see the same machine

@@ -32,7 +32,9 @@ def test_checked_mode_codes_trace_events_and_lint_roles_come_from_the_declaratio
     assert [check.PRIMITIVES[check.PRIMITIVE[p.device]] for p in PRIMITIVES.values()] == \
         [p.device for p in PRIMITIVES.values()]
     assert trace.COUNTER_NAMES[:3] == ("data_copy", "data_copy_pad", "gather")
-    assert trace._EVENT_NAMES == ("DataCopy", "DataCopyPad", "Gather")
+    assert trace.EVENT_NAMES[:3] == ("DataCopy", "DataCopyPad", "Gather")
+    assert list(trace.EVENT) == [n for n, p in PRIMITIVES.items() if p.trace]
+    assert {p.trace for p in PRIMITIVES.values()} == {"", "copy", "vector", "scalar"}
     assert _ROLES == {n: p.roles for n, p in PRIMITIVES.items() if "dst" in p.operands}
     for name, (dst, reads) in _ROLES.items():
         params = list(inspect.signature(getattr(kernels, name).py_func).parameters)

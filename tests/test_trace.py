@@ -68,11 +68,11 @@ def test_user_kernel_trace_and_chrome_json(tmp_path):
     doc = json.loads(json.dumps(trace.to_chrome_trace(tmp_path / "t.json")))
     assert json.loads((tmp_path / "t.json").read_text()) == doc
     slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
-    assert len(slices) == sum(tiles) * 3
+    assert len(slices) == sum(tiles) * 4  # two CopyIns, the Add, the CopyOut
     assert all({"name", "ts", "dur", "pid", "tid"} <= e.keys() and e["dur"] > 0 for e in slices)
-    assert {e["tid"] for e in slices} == {0, 1, 2, 3} and "modelled" in doc["otherData"]["timing"]
-    lane0 = [e["ts"] for e in slices if e["tid"] == 0]
-    assert lane0 == sorted(lane0)
+    assert {e["pid"] for e in slices} == {0, 1, 2, 3} and "modelled" in doc["otherData"]["timing"]
+    assert {e["name"] for e in slices} == {"DataCopy GM->UB", "Add", "DataCopy UB->GM", "DataCopyPad UB->GM"}
+    assert trace.totals()["calls_vector"] == sum(tiles)
     assert list(trace.counter("work")) == [e - s for s, e in ranges]
     text = trace.summary()
     assert "balance: 4/4 lanes busy" in text and "modelled" in text

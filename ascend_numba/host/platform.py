@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .device_rates import CLOCK_MHZ as RATE_TABLES
+
 __all__ = ["Platform", "PRESETS", "get_platform", "UBPlanError", "MAX_CORES", "MIN_UB_BYTES", "BLOCK_BYTES_RANGE",
            "check_block_dim"]
 
@@ -41,10 +43,16 @@ class Platform:
     aiv_num: int
     ub_size: int
     block_bytes: int = 32
-    # Trace cost model (modelled, not measured): each copy costs a setup plus its bytes over a bandwidth.
-    dma_setup_ns: float = 100.0
-    gm_bytes_per_ns: float = 32.0     # MTE2/MTE3, per core
-    ub_bytes_per_ns: float = 128.0    # UB -> UB copies and Gather
+    # The modelled device time (host.timeline; modelled, not measured):
+    # the msKPP rate tables of the chip (host.device_rates: "910b" or "91095");
+    rates: str = "910b"
+    # the GM bandwidth the cores divide: 3.87 TB/s, MTE2 with 94% L2 hits on an Atlas A2 (CANN 7.0
+    # large-model guide, "带宽优化" table 1: hiascend.com/document/detail/zh/canncommercial/700/
+    # foundmodeldev/foundmodelinfer/atlaslmimog_0048.html);
+    shared_gm_bytes_per_ns: float = 3870.0
+    # the launch floor, the one figure read from the seed: seed 000 §5.1's floor-bound rows
+    # (broadcast and 1D_repeat, all six dtypes: benchtrack.seed_launch_floor_us).
+    launch_floor_ns: float = 7050.0
 
     def __post_init__(self):
         """Reject what no kernel can run on: every problem names the field and the rule."""
@@ -68,11 +76,13 @@ class Platform:
             raise ValueError(
                 f"Platform.ub_size ({self.ub_size}) must be a multiple of block_bytes ({self.block_bytes})"
             )
-        for field_name in ("dma_setup_ns", "gm_bytes_per_ns", "ub_bytes_per_ns"):
+        for field_name in ("launch_floor_ns", "shared_gm_bytes_per_ns"):
             value = getattr(self, field_name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                    or value < 0 or (value == 0 and field_name != "dma_setup_ns"):
+                    or value < 0 or (value == 0 and field_name != "launch_floor_ns"):
                 raise ValueError(f"Platform.{field_name} must be a finite positive number, got {value!r}")
+        if self.rates not in RATE_TABLES:
+            raise ValueError(f"Platform.rates must be one of {sorted(RATE_TABLES)}, got {self.rates!r}")
 
     @property
     def subblock_num(self) -> int:
@@ -106,7 +116,7 @@ PRESETS: dict[str, Platform] = {
     "A2_20": Platform("A2_20", "Ascend910B4", aic_num=20, aiv_num=40, ub_size=196608),
     # Ascend 950 core counts depend on the part; 32:64 is the default here and
     # Platform.with_cores() configures another.
-    "A5": Platform("A5", "Ascend950", aic_num=32, aiv_num=64, ub_size=262144),
+    "A5": Platform("A5", "Ascend950", aic_num=32, aiv_num=64, ub_size=262144, rates="91095"),
 }
 
 

@@ -43,7 +43,8 @@ class Primitive:
     """One primitive.  ``operands``: each parameter after ``ctx`` with its role (``dst``: the
     tensor it writes; ``src``, ``src1``, ``tmp``: tensors it reads; ``scalar``: a value;
     anything else: an offset, count or stride); ``rule``: the checked-mode rule verifying it
-    (a function beside it); ``trace``: ``"copy"`` when a traced lane logs each call.
+    (a function beside it); ``trace``: the unit a traced lane logs each call as (``"copy"``: a DMA or
+    Gather, also counted per primitive; ``"vector"``; ``"scalar"``), empty when it is not logged.
 
     Vector ops (``family == "vector"``): ``kind`` is ``"arith"`` (computed in fp32 for fp16
     tiles, rounded to the destination), ``"cast"`` (``element`` names the conversion, bits in and
@@ -122,7 +123,7 @@ def element_expression(element: Callable) -> str:
 
 
 def _vector(name, device, operands, doc, element, *, kind="arith", element_f16=None, quiets=True):
-    return Primitive(name, device, "vector", operands, doc, "check_vector", kind=kind, element=element,
+    return Primitive(name, device, "vector", operands, doc, "check_vector", "vector", kind=kind, element=element,
                      element_f16=element_f16, quiets=quiets)
 
 
@@ -165,9 +166,9 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
             "f32_to_bf16", kind="cast"),
     Primitive("ttrans", "TTRANS", "ttrans", ("dst", "dst_stride", "src", "src_stride", "rows", "cols", "tmp"),
               "TTRANS: ``dst[j*dst_stride + i] = src[i*src_stride + j]`` for ``i < rows, j < cols``.",
-              "check_ttrans"),
+              "check_ttrans", "vector"),
     Primitive("set_value", "SetValue", "vector", ("dst", "index", "scalar"),
-              "SetValue: ``tensor[index] = value`` on a UB tensor, from the scalar unit.", "check_set_value"),
+              "SetValue: ``tensor[index] = value`` on a UB tensor, from the scalar unit.", "check_set_value", "scalar"),
     _vector("vabs", "Abs", _UNARY, "Abs: ``dst = |src|`` (the sign bit cleared, a NaN's payload kept).", _abs,
             quiets=False),
 )}

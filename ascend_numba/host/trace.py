@@ -1,43 +1,53 @@
-"""Per-lane traces of a launch (trace=True): counters, a summary, a Chrome / Perfetto export.
+"""Per-lane traces of a launch (trace=True): counters, a summary, the modelled device timeline.
 
-Lanes record, in an int64 row each, counters and a log of primitive events
-(kind, direction, bytes).  Durations in the exported trace come from the cost
-model on the Platform -- each copy costs ``dma_setup_ns`` plus its bytes over
-``gm_bytes_per_ns`` (GM side) or ``ub_bytes_per_ns`` (UB to UB, Gather) -- and are
-labelled as modelled, not measured.
+Lanes record, in an int64 row each, counters and a log of the primitives they call: copies,
+Gather, vector ops, TTRANS and SetValue, each with the address ranges it wrote and read.
+:meth:`LaunchTrace.timeline` replays that log on the device's pipes (:mod:`.timeline`); its times
+are modelled, not measured.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from .platform import Platform
 from .primitives import PRIMITIVES
 
-__all__ = ["LaunchTrace", "TRACE_COUNTERS", "TRACE_EVENTS", "TRACE_EVENT_COUNT", "COUNTER_NAMES"]
+__all__ = ["LaunchTrace", "TRACE_COUNTERS", "TRACE_EVENTS", "TRACE_EVENT_COUNT", "COUNTER_NAMES", "EVENT_FIELDS"]
 
 (TRACE_DATA_COPY, TRACE_DATA_COPY_PAD, TRACE_GATHER, TRACE_CALLS_IN, TRACE_CALLS_OUT, TRACE_CALLS_LOCAL,
- TRACE_BYTES_IN, TRACE_BYTES_OUT, TRACE_BYTES_LOCAL, TRACE_WORK) = range(10)
+ TRACE_BYTES_IN, TRACE_BYTES_OUT, TRACE_BYTES_LOCAL, TRACE_WORK, TRACE_CALLS_VECTOR, TRACE_BYTES_VECTOR,
+ TRACE_CALLS_SCALAR, TRACE_UB_BASE) = range(14)
 TRACE_COUNTERS = 16
 TRACE_EVENT_COUNT = TRACE_COUNTERS   # events recorded (may exceed the capacity: the rest are counted only)
-TRACE_EVENTS = TRACE_COUNTERS + 1    # first (kind, direction, bytes) triple
-# The primitives a traced lane logs, each with a counter, in declaration order (host.primitives).
-_LOGGED = [p for p in PRIMITIVES.values() if p.trace == "copy"]
+TRACE_EVENTS = TRACE_COUNTERS + 1    # the first event's fields
+# An event: what ran and the address ranges [lo, hi) it wrote and read (absolute; 0, 0 for none).
+# ``count`` is a copy's block count (its bursts) or a vector op's elements; ``bytes`` what it moved or read.
+(F_KIND, F_DIRECTION, F_BYTES, F_COUNT, F_DST_LO, F_DST_HI, F_SRC_LO, F_SRC_HI, F_SRC1_LO,
+ F_SRC1_HI) = range(10)
+EVENT_FIELDS = 10
+# The primitives a traced lane logs, in declaration order (host.primitives); the copies come
+# first and each has a counter of its own.
+_LOGGED = [p for p in PRIMITIVES.values() if p.trace]
 EVENT = {p.name: code for code, p in enumerate(_LOGGED)}
+COPY_EVENTS = sum(p.trace == "copy" for p in _LOGGED)
+assert all(p.trace == "copy" for p in _LOGGED[:COPY_EVENTS]), "copies are declared before the other logged ops"
 EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER = EVENT["data_copy"], EVENT["data_copy_pad"], EVENT["gather"]
-DIR_IN, DIR_OUT, DIR_LOCAL = 0, 1, 2  # GM->UB, UB->GM, UB->UB
+EVENT_TTRANS, EVENT_SET_VALUE = EVENT["ttrans"], EVENT["set_value"]
+DIR_IN, DIR_OUT, DIR_LOCAL, DIR_VECTOR, DIR_SCALAR = range(5)  # GM->UB, UB->GM, UB->UB, vector op, scalar op
 
-COUNTER_NAMES = (*EVENT, "calls_gm_to_ub", "calls_ub_to_gm", "calls_ub_to_ub",
-                 "bytes_gm_to_ub", "bytes_ub_to_gm", "bytes_ub_to_ub", "work")
-_EVENT_NAMES = tuple(p.device for p in _LOGGED)
-_DIR_NAMES = ("GM->UB", "UB->GM", "UB->UB")
+COUNTER_NAMES = (*list(EVENT)[:COPY_EVENTS], "calls_gm_to_ub", "calls_ub_to_gm", "calls_ub_to_ub",
+                 "bytes_gm_to_ub", "bytes_ub_to_gm", "bytes_ub_to_ub", "work", "calls_vector", "bytes_vector",
+                 "calls_scalar")
+EVENT_NAMES = tuple(p.device for p in _LOGGED)
+DIR_NAMES = ("GM->UB", "UB->GM", "UB->UB", "", "")
 
 
 def trace_row_length(capacity: int) -> int:
-    return TRACE_EVENTS + 3 * capacity
+    return TRACE_EVENTS + EVENT_FIELDS * capacity
 
 
 @dataclass
@@ -61,7 +71,7 @@ class LaunchTrace:
 
     @property
     def capacity(self) -> int:
-        return (self.rows.shape[1] - TRACE_EVENTS) // 3
+        return (self.rows.shape[1] - TRACE_EVENTS) // EVENT_FIELDS
 
     def counter(self, name: str) -> np.ndarray:
         """One counter for every lane (``COUNTER_NAMES``)."""
@@ -71,25 +81,28 @@ class LaunchTrace:
         return {name: int(self.rows[:, i].sum()) for i, name in enumerate(COUNTER_NAMES)}
 
     def events(self, lane: int) -> np.ndarray:
-        """The lane's recorded (kind, direction, bytes) events, up to the capacity."""
+        """The lane's logged calls, up to the capacity: one row of ``EVENT_FIELDS`` each (``F_*``)."""
         n = min(int(self.rows[lane, TRACE_EVENT_COUNT]), self.capacity)
-        return self.rows[lane, TRACE_EVENTS:TRACE_EVENTS + 3 * n].reshape(n, 3)
+        return self.rows[lane, TRACE_EVENTS:TRACE_EVENTS + EVENT_FIELDS * n].reshape(n, EVENT_FIELDS)
 
-    def _cost_ns(self, direction: int, nbytes) -> np.ndarray:
-        p = self.platform
-        bandwidth = p.ub_bytes_per_ns if direction == DIR_LOCAL else p.gm_bytes_per_ns
-        return p.dma_setup_ns + np.asarray(nbytes, dtype=np.float64) / bandwidth
+    def timeline(self):
+        """The launch replayed on each core's pipes (:class:`~.timeline.Timeline`; modelled)."""
+        return self._timeline
+
+    @cached_property
+    def _timeline(self):
+        from .timeline import build_timeline
+
+        return build_timeline(self)
+
+    @property
+    def modelled_us(self) -> float:
+        """The launch's modelled device time: the launch floor plus the slowest core's timeline."""
+        return self._timeline.modelled_us
 
     def modelled_ns(self) -> np.ndarray:
-        """Modelled busy time of each lane (every call, logged or not)."""
-        p = self.platform
-        t = np.zeros(self.block_dim)
-        for direction, (calls, nbytes) in enumerate(((TRACE_CALLS_IN, TRACE_BYTES_IN),
-                                                     (TRACE_CALLS_OUT, TRACE_BYTES_OUT),
-                                                     (TRACE_CALLS_LOCAL, TRACE_BYTES_LOCAL))):
-            bandwidth = p.ub_bytes_per_ns if direction == DIR_LOCAL else p.gm_bytes_per_ns
-            t += self.rows[:, calls] * p.dma_setup_ns + self.rows[:, nbytes] / bandwidth
-        return t
+        """Each lane's modelled time on its pipes, without the launch floor."""
+        return self._timeline.lane_ns.copy()
 
     def summary(self) -> str:
         """A readable table: one line per lane, then totals and the load balance."""
@@ -113,35 +126,21 @@ class LaunchTrace:
             lines.append(f"balance: {int(busy.sum())}/{self.block_dim} lanes busy, work max/mean "
                          f"{work.max()}/{work[busy].mean():.1f}, modelled time max/mean "
                          f"{model.max() / 1e3:.1f}/{model[busy].mean() / 1e3:.1f} us (modelled, not measured)")
+        if t["calls_vector"] or t["calls_scalar"]:
+            lines.append(f"vector ops {t['calls_vector']} ({_mb(t['bytes_vector'])} read), "
+                         f"scalar ops {t['calls_scalar']}")
+        if busy.any():
+            lines.append(f"modelled device time {self.modelled_us:.2f} us: launch floor "
+                         f"{self.platform.launch_floor_ns / 1e3:.2f} us + the slowest core (timeline())")
         dropped = int(np.maximum(self.rows[:, TRACE_EVENT_COUNT] - self.capacity, 0).sum())
         if dropped:
             lines.append(f"{dropped} events past the per-lane capacity of {self.capacity} were counted, not logged")
         return "\n".join(lines)
 
     def to_chrome_trace(self, path: str | None = None) -> dict:
-        """Trace-event JSON (chrome://tracing, Perfetto): one track per lane, one slice per primitive.
-
-        Durations are modelled (see the module doc), not measured.
-        """
-        events = [{"name": "process_name", "ph": "M", "pid": 0, "args": {"name": f"{self.kernel} (modelled)"}}]
-        for lane in range(self.block_dim):
-            events.append({"name": "thread_name", "ph": "M", "pid": 0, "tid": lane, "args": {"name": f"lane {lane}"}})
-            t = 0.0
-            for kind, direction, nbytes in self.events(lane):
-                dur = float(self._cost_ns(int(direction), nbytes))
-                events.append({"name": f"{_EVENT_NAMES[kind]} {_DIR_NAMES[direction]}", "ph": "X", "pid": 0,
-                               "tid": lane, "ts": t / 1e3, "dur": dur / 1e3, "args": {"bytes": int(nbytes)}})
-                t += dur
-        p = self.platform
-        doc = {"traceEvents": events, "displayTimeUnit": "ns",
-               "otherData": {"timing": "modelled, not measured",
-                             "cost_model": f"{p.dma_setup_ns} ns per copy + bytes / {p.gm_bytes_per_ns} B/ns (GM) "
-                                           f"or / {p.ub_bytes_per_ns} B/ns (UB)",
-                             "kernel": self.kernel, **{k: str(v) for k, v in self.info.items()}}}
-        if path is not None:
-            with open(path, "w") as f:
-                json.dump(doc, f)
-        return doc
+        """The timeline as trace-event JSON (Perfetto, chrome://tracing): a process per core, a
+        track per pipe.  Times are modelled, not measured."""
+        return self._timeline.to_chrome_trace(path)
 
 
 def _mb(nbytes) -> str:

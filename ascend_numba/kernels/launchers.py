@@ -19,7 +19,7 @@ from numba import get_thread_id, prange, types
 from numba.extending import intrinsic
 
 from ..checked.rules import CHECK_RULE
-from ..host.trace import TRACE_EVENTS
+from ..host.trace import EVENT_FIELDS, TRACE_EVENTS
 from .._numba_compat.call import borrowed, call_by_address
 from .._numba_compat.extending import TypingError, cgutils, overload, python_twin
 from .._numba_compat.jit import OVERLOAD_OPTIONS, jit
@@ -49,7 +49,7 @@ def _ov_make_lane(i, block_dim, ub, block_bytes, state, trace):
         row = trace[i]
         return TracedLane(np.int64(i), np.int64(block_dim), _address(ub), np.int64(ub.size),
                           np.int64(block_bytes), _address(state), _address(row),
-                          np.int64((row.size - TRACE_EVENTS) // 3))
+                          np.int64((row.size - TRACE_EVENTS) // EVENT_FIELDS))
     return traced
 
 
@@ -60,7 +60,7 @@ def _make_checked_lane(i, block_dim, ub, block_bytes, state, trace, check, shado
     row = trace[i]
     table, rules = regions
     return CheckedLane(np.int64(i), np.int64(block_dim), _address(ub), np.int64(ub.size), np.int64(block_bytes),
-                       _address(state), _address(row), np.int64((row.size - TRACE_EVENTS) // 3),
+                       _address(state), _address(row), np.int64((row.size - TRACE_EVENTS) // EVENT_FIELDS),
                        _address(check[i]), _address(shadow), np.int64(epoch), _address(table),
                        np.int64(table.shape[0]), _address(rules))
 

@@ -2,17 +2,20 @@
 
 Every primitive takes the lane context ``ctx`` first, as an Ascend C kernel always has its core
 at hand (``GetBlockIdx``, ``GetBlockNum``).  The recording hooks (:func:`trace_work`,
-:func:`trace_copy`) dispatch on the type of ``ctx``: a :class:`TracedLane` or
+:func:`trace_event`) dispatch on the type of ``ctx``: a :class:`TracedLane` or
 :class:`CheckedLane` counts and logs, a plain :class:`Lane` compiles them to nothing.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from numba import types
 
 # The trace row layout and event codes live with their host-side reader.
 from ...host.trace import (
-    DIR_IN, DIR_LOCAL, DIR_OUT, TRACE_BYTES_IN, TRACE_CALLS_IN, TRACE_EVENT_COUNT, TRACE_EVENTS, TRACE_WORK,
+    COPY_EVENTS, DIR_IN, DIR_LOCAL, DIR_OUT, DIR_SCALAR, EVENT_FIELDS, TRACE_BYTES_IN, TRACE_BYTES_VECTOR,
+    TRACE_CALLS_IN, TRACE_CALLS_SCALAR, TRACE_CALLS_VECTOR, TRACE_EVENT_COUNT, TRACE_EVENTS, TRACE_UB_BASE,
+    TRACE_WORK,
 )
 from ..._numba_compat.extending import overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
@@ -21,7 +24,13 @@ from ..lane import (
 )
 
 __all__ = ["in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
-           "trace_copy", "copy_direction"]
+           "trace_event", "tracing", "copy_direction", "address"]
+
+
+@jit(always_inline=True)
+def address(tensor):
+    """A tensor's first byte as an int64 (what a trace event records)."""
+    return np.int64(_address(tensor))
 
 
 @jit(always_inline=True)
@@ -62,8 +71,29 @@ def count_event(ctx, slot):
     _store_i64(ctx.state_addr, slot, _load_i64(ctx.state_addr, slot) + 1)
 
 
-def trace_copy(ctx, kind, direction, nbytes):
+def trace_event(ctx, kind, direction, nbytes, count, dst_lo, dst_hi, src_lo, src_hi, src1_lo, src1_hi):
+    """Log one primitive call (``host.trace``'s event fields: the address ranges it wrote and read);
+    free unless tracing."""
     raise NotImplementedError  # compiled only
+
+
+def tracing(ctx):
+    """True in a lane that logs its calls (a compile-time constant: the logging code folds away
+    in a plain lane, arguments and all)."""
+    raise NotImplementedError  # compiled only
+
+
+def _logs(ctx):
+    return True
+
+
+def _does_not_log(ctx):
+    return False
+
+
+@overload(tracing, jit_options=OVERLOAD_OPTIONS)
+def _ov_tracing(ctx):
+    return _logs if _is_traced(ctx) else _does_not_log
 
 
 def trace_work(ctx, items):
@@ -76,22 +106,38 @@ def _is_traced(ctx_type) -> bool:
 
 
 # Hooks take scalars only: an array argument would cost reference counting on every call.
-@overload(trace_copy, jit_options=OVERLOAD_OPTIONS)
-def _ov_trace_copy(ctx, kind, direction, nbytes):
+@overload(trace_event, jit_options=OVERLOAD_OPTIONS)
+def _ov_trace_event(ctx, kind, direction, nbytes, count, dst_lo, dst_hi, src_lo, src_hi, src1_lo, src1_hi):
     if not _is_traced(ctx):
-        return lambda ctx, kind, direction, nbytes: None
+        return lambda ctx, kind, direction, nbytes, count, dst_lo, dst_hi, src_lo, src_hi, src1_lo, src1_hi: None
 
-    def record(ctx, kind, direction, nbytes):
+    def record(ctx, kind, direction, nbytes, count, dst_lo, dst_hi, src_lo, src_hi, src1_lo, src1_hi):
         base = ctx.trace_addr
-        _store_i64(base, kind, _load_i64(base, kind) + 1)
-        _store_i64(base, TRACE_CALLS_IN + direction, _load_i64(base, TRACE_CALLS_IN + direction) + 1)
-        _store_i64(base, TRACE_BYTES_IN + direction, _load_i64(base, TRACE_BYTES_IN + direction) + nbytes)
+        if kind < COPY_EVENTS:
+            _store_i64(base, kind, _load_i64(base, kind) + 1)
+        if direction <= DIR_LOCAL:
+            calls, nbytes_at = TRACE_CALLS_IN + direction, TRACE_BYTES_IN + direction
+        elif direction == DIR_SCALAR:
+            calls, nbytes_at = TRACE_CALLS_SCALAR, -1
+        else:
+            calls, nbytes_at = TRACE_CALLS_VECTOR, TRACE_BYTES_VECTOR
+        _store_i64(base, calls, _load_i64(base, calls) + 1)
+        if nbytes_at >= 0:
+            _store_i64(base, nbytes_at, _load_i64(base, nbytes_at) + nbytes)
+        _store_i64(base, TRACE_UB_BASE, np.int64(ctx.ub_addr))
         n = _load_i64(base, TRACE_EVENT_COUNT)
         if n < ctx.trace_capacity:
-            at = TRACE_EVENTS + 3 * n
+            at = TRACE_EVENTS + EVENT_FIELDS * n
             _store_i64(base, at, kind)
             _store_i64(base, at + 1, direction)
             _store_i64(base, at + 2, nbytes)
+            _store_i64(base, at + 3, count)
+            _store_i64(base, at + 4, np.int64(dst_lo))
+            _store_i64(base, at + 5, np.int64(dst_hi))
+            _store_i64(base, at + 6, np.int64(src_lo))
+            _store_i64(base, at + 7, np.int64(src_hi))
+            _store_i64(base, at + 8, np.int64(src1_lo))
+            _store_i64(base, at + 9, np.int64(src1_hi))
         _store_i64(base, TRACE_EVENT_COUNT, n + 1)
     return record
 

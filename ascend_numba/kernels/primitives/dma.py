@@ -29,7 +29,7 @@ from ...host.trace import DIR_LOCAL, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..lane import STATE_STREAM, _address, _load_i64, _voidptr
-from .context import copy_direction, in_ub, trace_copy
+from .context import address, copy_direction, in_ub, trace_event, tracing
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
 
 __all__ = ["data_copy", "data_copy_pad", "gather", "copy_bytes"]
@@ -265,7 +265,10 @@ def data_copy(ctx, dst, dst_off, src, src_off, count):
     if not check_transfer(ctx, PRIM_DATA_COPY, _address(dst), dst.nbytes, dst_off * dst.itemsize, _address(src),
                           src.nbytes, src_off * src.itemsize, 1, n, n, n):
         return
-    trace_copy(ctx, EVENT_DATA_COPY, copy_direction(ctx, dst, src), n)
+    if tracing(ctx):
+        d = address(dst) + dst_off * dst.itemsize
+        s = address(src) + src_off * src.itemsize
+        trace_event(ctx, EVENT_DATA_COPY, copy_direction(ctx, dst, src), n, 1, d, d + n, s, s + n, 0, 0)
     copy_bytes(dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
 
 
@@ -293,7 +296,13 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
     if not check_transfer(ctx, PRIM_DATA_COPY_PAD, _address(dst), dst.nbytes, d, _address(src), src.nbytes, s,
                           block_count, block_len, src_pitch, dst_pitch):
         return
-    trace_copy(ctx, EVENT_DATA_COPY_PAD, copy_direction(ctx, dst, src), block_count * block_len)
+    if tracing(ctx):
+        da = address(dst) + d
+        sa = address(src) + s
+        empty = block_count <= 0 or block_len <= 0
+        trace_event(ctx, EVENT_DATA_COPY_PAD, copy_direction(ctx, dst, src), block_count * block_len,
+                    block_count, da, da if empty else da + (block_count - 1) * dst_pitch + block_len,
+                    sa, sa if empty else sa + (block_count - 1) * src_pitch + block_len, 0, 0)
     if block_len <= 0 or block_count <= 0:
         return
     inside = s >= 0 and d >= 0 and src_pitch >= 0 and dst_pitch >= 0 \
@@ -349,7 +358,10 @@ def gather(ctx, dst, src, offsets_bytes, base, count):
     n = min(count, dst.size, offsets_bytes.size)
     if n <= 0:
         return
-    trace_copy(ctx, EVENT_GATHER, DIR_LOCAL, n * itemsize)
+    if tracing(ctx):
+        d, s, t = address(dst), address(src), address(offsets_bytes)
+        trace_event(ctx, EVENT_GATHER, DIR_LOCAL, n * itemsize, n, d, d + n * itemsize, s, s + src.nbytes, t,
+                    t + 4 * n)
     shift = 0
     while (1 << shift) < itemsize:
         shift += 1

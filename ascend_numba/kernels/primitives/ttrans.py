@@ -22,7 +22,8 @@ from ...checked.ub_shadow import (
 from ..._numba_compat.extending import python_twin
 from ..._numba_compat.jit import jit
 from ..lane import ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, _address
-from .context import count_event, lane_error
+from ...host.trace import DIR_VECTOR, EVENT_TTRANS
+from .context import address, count_event, lane_error, trace_event, tracing
 from .dma import copy_bytes
 
 __all__ = ["ttrans", "align_up"]
@@ -86,6 +87,11 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
     if not check_ttrans(ctx, _address(dst), dst.nbytes, dst_stride, _address(src), src.nbytes, src_stride,
                         _address(tmp), itemsize, rows, cols):
         return
+    if tracing(ctx):
+        d, sr, t = address(dst), address(src), address(tmp)
+        trace_event(ctx, EVENT_TTRANS, DIR_VECTOR, rows * cols * itemsize, rows * cols, d,
+                    d + ((cols - 1) * dst_stride + rows) * itemsize, sr,
+                    sr + ((rows - 1) * src_stride + cols) * itemsize, t, t + tmp.nbytes)
     rs = 32 if itemsize == 1 else 16
     epb = ctx.block_bytes // itemsize
     if dst_stride % rs == 0 and src_stride % epb == 0 and src_stride // epb <= 255:

@@ -21,11 +21,13 @@ from ...checked.dispatch import ELEMENTS, checked_rule, count_ok
 from ...checked.rules import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
 from ...checked.ub_shadow import is_local_operand, mark_written, propagate_garbage, ub_aligned, ub_range_ok, ub_read_ok
 from ...host.primitives import VECTOR_OPS, Primitive
+from ...host.trace import DIR_SCALAR, DIR_VECTOR, EVENT, EVENT_SET_VALUE
 from ..._numba_compat.extending import overload, python_twin
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from .. import half
 from ..half import _is_nan, f16_to_f32, f16_to_f32_quiet, f32_to_f16
 from ..lane import _address
+from .context import address, trace_event, tracing
 from .preload import advance_preload
 
 __all__ = ["set_value", *VECTOR_OPS]
@@ -331,9 +333,21 @@ def element_function(element, arity: int):
     return found
 
 
+@jit(always_inline=True)
+def _trace_vector(ctx, code, count, dst, a, b):
+    """Log a vector op on ``count`` elements: it writes ``dst`` and reads ``a`` and ``b`` (an op with
+    fewer tile operands passes one again; a Duplicate passes ``dst``)."""
+    if tracing(ctx):
+        n = max(count, 0)
+        d, s, t = address(dst), address(a), address(b)
+        trace_event(ctx, code, DIR_VECTOR, n * a.itemsize, n, d, d + n * dst.itemsize, s, s + n * a.itemsize, t,
+                    t + n * b.itemsize)
+
+
 def _arith(spec: Primitive):
     """Duplicate, and the ops that compute: fp16 tiles through fp32, rounded to the destination."""
     prim = PRIMITIVE[spec.device]
+    code = EVENT[spec.name]
     op = element_function(spec.element, spec.tiles + spec.scalars)
     op_f16 = element_function(spec.element_f16, spec.tiles + spec.scalars) if spec.element_f16 else None
     # A select or sign change keeps a NaN operand's bits, as NumPy does: its fp16 loads keep the
@@ -344,12 +358,14 @@ def _arith(spec: Primitive):
             if not check_vector(ctx, prim, count, _address(dst), dst.nbytes, dst.itemsize, 0, 0, NO_OPERAND, 0, 0,
                                 NO_OPERAND):
                 return
+            _trace_vector(ctx, code, count, dst, dst, dst)
             advance_preload(ctx)
             _fill(dst, _vscalar(dst, op(value)), count)
     elif (spec.tiles, spec.scalars) == (1, 1):
         def primitive(ctx, dst, src, scalar, count):
             if not _check_unary(ctx, prim, dst, src, count):
                 return
+            _trace_vector(ctx, code, count, dst, src, src)
             advance_preload(ctx)
             _with_scalar(dst, src, scalar, count, op, load)
     elif (spec.tiles, spec.scalars) == (2, 0):
@@ -358,12 +374,14 @@ def _arith(spec: Primitive):
         def primitive(ctx, dst, a, b, count):
             if not _check_binary(ctx, prim, dst, a, b, count):
                 return
+            _trace_vector(ctx, code, count, dst, a, b)
             advance_preload(ctx)
             tiles(dst, a, b, count)
     elif (spec.tiles, spec.scalars) == (1, 0):
         def primitive(ctx, dst, src, count):
             if not _check_unary(ctx, prim, dst, src, count):
                 return
+            _trace_vector(ctx, code, count, dst, src, src)
             advance_preload(ctx)
             _map(dst, src, count, op, load)
     else:
@@ -375,11 +393,13 @@ def _arith(spec: Primitive):
 def _cast(spec: Primitive):
     """A cast: bits in, bits out, through the named conversion of kernels.half."""
     prim = PRIMITIVE[spec.device]
+    code = EVENT[spec.name]
     convert = getattr(half, spec.element)
 
     def primitive(ctx, dst, src, count):
         if not _check_unary(ctx, prim, dst, src, count):
             return
+        _trace_vector(ctx, code, count, dst, src, src)
         advance_preload(ctx)
         for i in range(min(count, dst.size, src.size)):
             dst[i] = convert(src[i])
@@ -405,4 +425,7 @@ globals().update({name: _define(spec) for name, spec in VECTOR_OPS.items()})
 def set_value(ctx, tensor, index, value):
     """SetValue: ``tensor[index] = value`` on a UB tensor, from the scalar unit."""
     if check_set_value(ctx, _address(tensor), tensor.nbytes, index, tensor.itemsize) and 0 <= index < tensor.size:
+        if tracing(ctx):
+            at = address(tensor) + index * tensor.itemsize
+            trace_event(ctx, EVENT_SET_VALUE, DIR_SCALAR, tensor.itemsize, 1, at, at + tensor.itemsize, 0, 0, 0, 0)
         tensor[index] = value
