@@ -41,8 +41,7 @@ import numpy as np
 from .device_rates import CLOCK_MHZ, DMA_GIB_PER_S, VECTOR_BYTES_PER_CYCLE
 from .trace import (
     DIR_IN, DIR_LOCAL, DIR_NAMES, DIR_OUT, DIR_SCALAR, EVENT, EVENT_GATHER, EVENT_NAMES, EVENT_SET_VALUE,
-    EVENT_TTRANS, F_BYTES, F_COUNT, F_DIRECTION, F_DST_HI, F_DST_LO, F_KIND, F_SRC1_HI, F_SRC1_LO, F_SRC_HI,
-    F_SRC_LO, TRACE_CALLS_IN, TRACE_EVENT_COUNT, TRACE_UB_BASE,
+    EVENT_TTRANS, EVENT_FIELDS, TRACE_CALLS_IN, TRACE_EVENT_COUNT, TRACE_UB_BASE,
 )
 
 __all__ = ["Timeline", "build_timeline", "PIPES"]
@@ -222,14 +221,13 @@ def build_timeline(trace) -> Timeline:
     rows = trace.rows
     moves_gm = rows[:, TRACE_CALLS_IN] + rows[:, TRACE_CALLS_IN + 1] > 0
     gm_share = platform.shared_gm_bytes_per_ns / max(int(moves_gm.sum()), 1)
-    ub_granules = -(-platform.ub_size // GRANULE)
     slices, lane_ns, notes = [], np.zeros(trace.block_dim), []
     for lane in range(trace.block_dim):
         events = trace.events(lane)
         if not len(events):
             continue
-        lane_slices = _replay(lane, events, int(rows[lane, TRACE_UB_BASE]), platform.ub_size, ub_granules, paths,
-                              gm_share, clock_ghz)
+        lane_slices = _replay(lane, events, int(rows[lane, TRACE_UB_BASE]), platform.ub_size, paths, gm_share,
+                              clock_ghz)
         slices.append(lane_slices)
         made = int(rows[lane, TRACE_EVENT_COUNT])
         t = float(lane_slices["end"].max())
@@ -243,41 +241,40 @@ def build_timeline(trace) -> Timeline:
                     tuple(notes))
 
 
-def _replay(lane, events, ub_base, ub_size, ub_granules, paths, gm_share, clock_ghz) -> np.ndarray:
-    out = np.zeros(len(events), _SLICE)
+def _replay(lane, events, ub_base, ub_size, paths, gm_share, clock_ghz) -> np.ndarray:
+    rows = []
     pipe_free = [0.0] * len(PIPES)
-    # Per UB block: when its last writer and last reader complete, and which events they are.
-    write_end = np.zeros(ub_granules)
-    read_end = np.zeros(ub_granules)
-    write_by = np.full(ub_granules, -1, np.int32)
-    read_by = np.full(ub_granules, -1, np.int32)
+    # Each distinct UB range calls used (in whole 32-byte blocks), with the latest completion of a
+    # call that wrote it and of one that read it, and those calls: a kernel touches a few dozen.
+    ranges = {}
     # The core's UB->GM copies so far: their GM ranges, completion and event.
     gw_lo, gw_hi = np.zeros(len(events), np.int64), np.zeros(len(events), np.int64)
     gw_end, gw_by, k = np.zeros(len(events)), np.zeros(len(events), np.int32), 0
+    ub_end = ub_base + ub_size
 
-    def blocks(lo, hi):
-        if hi <= lo or lo < ub_base or hi > ub_base + ub_size:
+    def in_ub(lo, hi):
+        if hi <= lo or lo < ub_base or hi > ub_end:
             return None
-        return slice((lo - ub_base) // GRANULE, -(-(hi - ub_base) // GRANULE))
+        lo -= (lo - ub_base) % GRANULE
+        return lo, hi + (-(hi - ub_base)) % GRANULE
 
-    for i, e in enumerate(events):
-        kind, direction, nbytes, count = int(e[F_KIND]), int(e[F_DIRECTION]), int(e[F_BYTES]), int(e[F_COUNT])
+    assert events.shape[1] == EVENT_FIELDS == 10  # the fields below, in host.trace's F_* order
+    for i, (kind, direction, nbytes, count, d_lo, d_hi, s_lo, s_hi, t_lo, t_hi) in enumerate(events.tolist()):
         pipe = _pipe_of(kind, direction)
         ready, waited = pipe_free[pipe], -1
-        writes = blocks(int(e[F_DST_LO]), int(e[F_DST_HI]))
-        reads = [b for b in (blocks(int(e[F_SRC_LO]), int(e[F_SRC_HI])), blocks(int(e[F_SRC1_LO]), int(e[F_SRC1_HI])))
-                 if b is not None]
-        for r in reads:                                      # read after write
-            j = int(np.argmax(write_end[r]))
-            if write_end[r][j] > ready:
-                ready, waited = float(write_end[r][j]), int(write_by[r][j])
-        if writes is not None:                               # write after read, write after write
-            for arr, by in ((read_end, read_by), (write_end, write_by)):
-                j = int(np.argmax(arr[writes]))
-                if arr[writes][j] > ready:
-                    ready, waited = float(arr[writes][j]), int(by[writes][j])
+        write = in_ub(d_lo, d_hi)
+        reads = [r for r in (in_ub(s_lo, s_hi), in_ub(t_lo, t_hi)) if r is not None]
+        for (lo, hi), (w_end, w_by, r_end, r_by) in ranges.items():
+            for r_lo, r_hi in reads:                         # read after write
+                if lo < r_hi and r_lo < hi and w_end > ready:
+                    ready, waited = w_end, w_by
+            if write is not None and lo < write[1] and write[0] < hi:
+                if r_end > ready:                            # write after read
+                    ready, waited = r_end, r_by
+                if w_end > ready:                            # write after write
+                    ready, waited = w_end, w_by
         if direction == DIR_IN and k:                        # a GM read after this core's GM write over it
-            over = np.where((gw_lo[:k] < e[F_SRC_HI]) & (e[F_SRC_LO] < gw_hi[:k]), gw_end[:k], -1.0)
+            over = np.where((gw_lo[:k] < s_hi) & (s_lo < gw_hi[:k]), gw_end[:k], -1.0)
             j = int(np.argmax(over))
             if over[j] > ready:
                 ready, waited = float(over[j]), int(gw_by[j])
@@ -287,23 +284,21 @@ def _replay(lane, events, ub_base, ub_size, ub_granules, paths, gm_share, clock_
             burst = nbytes / bursts
             peak = path.peak if direction == DIR_LOCAL else min(path.peak, gm_share)
             busy = bursts * max(burst, GRANULE) / peak
-            latency = max(path.alone_ns(burst) - burst / path.peak, 0.0)
-            end = ready + busy + latency
+            end = ready + busy + max(path.alone_ns(burst) - burst / path.peak, 0.0)
         else:
             busy = _vector_ns(kind, nbytes, count, clock_ghz)
             end = ready + busy
         pipe_free[pipe] = ready + busy
-        out[i] = (0, i, pipe, kind, direction, nbytes, ready, ready + busy, end, waited)
+        rows.append((lane, i, pipe, kind, direction, nbytes, ready, ready + busy, end, waited))
         for r in reads:
-            keep = read_end[r] < end
-            read_end[r] = np.where(keep, end, read_end[r])
-            read_by[r] = np.where(keep, i, read_by[r])
-        if writes is not None:
-            write_end[writes] = end
-            write_by[writes] = i
+            entry = ranges.setdefault(r, [0.0, -1, 0.0, -1])
+            if end > entry[2]:
+                entry[2], entry[3] = end, i
+        if write is not None:
+            entry = ranges.setdefault(write, [0.0, -1, 0.0, -1])
+            if end > entry[0]:
+                entry[0], entry[1] = end, i
         if direction == DIR_OUT:
-            gw_lo[k], gw_hi[k], gw_end[k], gw_by[k] = e[F_DST_LO], e[F_DST_HI], end, i
+            gw_lo[k], gw_hi[k], gw_end[k], gw_by[k] = d_lo, d_hi, end, i
             k += 1
-    out["lane"] = lane
-    return out
-
+    return np.array(rows, _SLICE)
