@@ -316,14 +316,14 @@ def path_choice_table(platform="A2", block_dim: int = 24) -> list[dict]:
     import numpy as np
 
     from .ops.tile import SEED_CASES, SEED_DTYPES, tile
-    from .ops.tile.plan import PATHS
+    from .ops.tile.plan import PATHS, plan_tile
 
     rows = []
     for dtype in SEED_DTYPES:
         for seed_case in SEED_CASES:
             x = np.zeros(seed_case.shapes["x"], dtype)
             reps = seed_case.attrs["reps"]
-            _, planned = tile(x, reps, block_dim=block_dim, platform=platform, trace=True)
+            planned = plan_tile(x.shape, reps, x.itemsize, block_dim=block_dim, platform=platform).path
             times = {}
             for path in PATHS:
                 try:
@@ -331,6 +331,6 @@ def path_choice_table(platform="A2", block_dim: int = 24) -> list[dict]:
                 except ValueError:
                     continue
                 times[path] = trace.modelled_us
-            rows.append({"dtype": dtype, "case": seed_case.name, "planner": planned.info["path"],
+            rows.append({"dtype": dtype, "case": seed_case.name, "planner": planned,
                          "model": min(times, key=times.get), "modelled_us": times})
     return rows

@@ -41,7 +41,7 @@ import numpy as np
 from .device_rates import CLOCK_MHZ, DMA_GIB_PER_S, VECTOR_BYTES_PER_CYCLE
 from .trace import (
     DIR_IN, DIR_LOCAL, DIR_NAMES, DIR_OUT, DIR_SCALAR, EVENT, EVENT_GATHER, EVENT_NAMES, EVENT_SET_VALUE,
-    EVENT_TTRANS, EVENT_FIELDS, TRACE_CALLS_IN, TRACE_EVENT_COUNT, TRACE_UB_BASE,
+    EVENT_TTRANS, EVENT_FIELDS, TRACE_CALLS_IN, TRACE_CALLS_OUT, TRACE_EVENT_COUNT, TRACE_UB_BASE,
 )
 
 __all__ = ["Timeline", "build_timeline", "PIPES"]
@@ -123,7 +123,6 @@ class Timeline:
     slices: np.ndarray
     lane_ns: np.ndarray          # each lane's modelled time (scaled where calls went unlogged)
     launch_floor_ns: float
-    shared_bytes_per_ns: float
     notes: tuple = ()
 
     @property
@@ -219,7 +218,7 @@ def build_timeline(trace) -> Timeline:
     paths = _dma_paths(platform.rates)
     clock_ghz = CLOCK_MHZ[platform.rates] / 1e3
     rows = trace.rows
-    moves_gm = rows[:, TRACE_CALLS_IN] + rows[:, TRACE_CALLS_IN + 1] > 0
+    moves_gm = rows[:, TRACE_CALLS_IN] + rows[:, TRACE_CALLS_OUT] > 0
     gm_share = platform.shared_gm_bytes_per_ns / max(int(moves_gm.sum()), 1)
     slices, lane_ns, notes = [], np.zeros(trace.block_dim), []
     for lane in range(trace.block_dim):
@@ -237,8 +236,7 @@ def build_timeline(trace) -> Timeline:
             t *= made / len(events)
         lane_ns[lane] = t
     data = np.concatenate(slices) if slices else np.zeros(0, _SLICE)
-    return Timeline(trace.kernel, data, lane_ns, platform.launch_floor_ns, platform.shared_gm_bytes_per_ns,
-                    tuple(notes))
+    return Timeline(trace.kernel, data, lane_ns, platform.launch_floor_ns, tuple(notes))
 
 
 def _replay(lane, events, ub_base, ub_size, paths, gm_share, clock_ghz) -> np.ndarray:
