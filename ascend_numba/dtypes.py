@@ -7,6 +7,7 @@ user who has a bfloat16 array has imported it already.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import numpy as np
@@ -37,7 +38,13 @@ def dtype_by_name(name: str) -> np.dtype:
 def device_dtype_name(dtype: np.dtype) -> str:
     """The name a device type goes by: NumPy's, or ml_dtypes' for its types (told apart from a
     structured dtype of the same name by the scalar type's module), without importing ml_dtypes."""
-    dtype = np.dtype(dtype)
+    return _device_dtype_name(dtype if isinstance(dtype, np.dtype) else np.dtype(dtype))
+
+
+# Memoized: every op call asks it of each of its arrays, and NumPy's ``dtype.name`` is Python code
+# (10 calls cost ~40 us of an ApplyAdamW call's ~100 us overhead).
+@functools.lru_cache(maxsize=256)
+def _device_dtype_name(dtype: np.dtype) -> str:
     if not dtype.isnative:
         return dtype.str
     if dtype.kind == "V":
