@@ -136,7 +136,7 @@ def test_adamw_floor(benchmark, dtype_name, case):
     elif case == "torch fused":
         if not HAVE_TORCH:
             pytest.skip("torch not installed")
-        fn = _torch_step(N, dtype_name, True)
+        fn = _torch_step(var, m, v, grad, True)
     else:
         src = np.empty(7 * var.nbytes // 2, np.uint8)
         dst = np.empty_like(src)
