@@ -171,9 +171,9 @@ def seed_rows():
     return seed_table()
 
 
-# int8/uint8 large_3D: the device measured about its launch floor; the seed's PerRow with isRepeat
-# copies (GM -> UB -> GM after the core's own write) cannot run that fast in the model
-# (docs/benchmarks.md, "Where the model and the seed part").
+# int8/uint8 large_3D: the device measured near its launch floor; the seed's PerRow with isRepeat
+# copies (GM -> UB -> GM after the core's own write) runs slower in the model (docs/benchmarks.md,
+# "Where the model and the seed part").
 ONE_BYTE_3D = {("int8", "large_3D"), ("uint8", "large_3D")}
 
 
@@ -182,25 +182,37 @@ def test_seed_table_errors_are_bounded(seed_rows):
     assert len(errors) == 24
     assert np.median(list(errors.values())) <= 0.20
     assert max(e for k, e in errors.items() if k not in ONE_BYTE_3D) <= 0.50
-    assert max(errors[k] for k in ONE_BYTE_3D) <= 1.25
+    assert max(errors[k] for k in ONE_BYTE_3D) <= 0.60
 
 
 def test_seed_table_orders_the_dtypes_as_the_seed(seed_rows):
-    others = [r for r in seed_rows if (r["dtype"], r["case"]) not in ONE_BYTE_3D]
-    assert seed_order_disagreements(others) == []
-    assert all("int8" in d and d.startswith("large_3D") for d in seed_order_disagreements(seed_rows))
+    assert seed_order_disagreements(seed_rows) == []
 
 
 def test_launch_floor_is_the_one_read_from_the_seed(seed_rows):
     assert seed_launch_floor_us(seed_rows) == pytest.approx(an.get_platform("A2").launch_floor_ns / 1e3, abs=0.02)
 
 
-def test_model_picks_the_planners_path_on_the_seed_shapes_but_one():
+def test_model_picks_the_planners_path_on_every_seed_shape():
     rows = path_choice_table()
     assert len(rows) == 24 and all(r["planner"] in r["modelled_us"] for r in rows)
-    # Gather would be faster for 1-byte rows at rank 3, which the seed's rules keep off it.
-    assert {(r["dtype"], r["case"], r["model"]) for r in rows if r["model"] != r["planner"]} == \
-        {(d, c, "gather") for d, c in ONE_BYTE_3D}
+    assert [(r["dtype"], r["case"], r["model"]) for r in rows if r["model"] != r["planner"]] == []
+
+
+def test_data_copy_pad_is_costed_by_its_bytes_whatever_its_bursts():
+    # msKPP's MOV rule: 256 bursts of 4 bytes cost what one 1 KiB copy costs.
+    from ascend_numba.host.timeline import _dma_paths, _replay
+    from ascend_numba.host.trace import DIR_IN, DIR_OUT, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD
+
+    paths = _dma_paths("910b")
+    ub = 1 << 20
+    ends = []
+    for kind, count in ((EVENT_DATA_COPY_PAD, 256), (EVENT_DATA_COPY, 1)):
+        # GM -> UB into [ub, ub + 8192), then UB -> GM out of it
+        events = np.array([[kind, DIR_IN, 1024, count, ub, ub + 8192, 0, 0, 0, 0],
+                           [kind, DIR_OUT, 1024, count, 0, 0, ub, ub + 8192, 0, 0]], np.int64)
+        ends.append(_replay(0, events, ub, 192 * 1024, paths, 1e9, 1.8)["end"][-1])
+    assert ends[0] == pytest.approx(ends[1])
 
 
 def test_the_readme_shows_what_seed_table_prints():

@@ -16,7 +16,8 @@ would run on the chip:
   measured table for its path at that size (:mod:`.device_rates`; below the smallest size listed,
   1 KiB, it takes as long as 1 KiB: the time is latency).  Its pipe is busy only ``b / peak`` (the
   table's highest rate); the rest is latency, during which the next copy on the pipe proceeds.  A
-  DataCopyPad of several blocks is that many bursts of at least one 32-byte block each.
+  DataCopyPad is costed by its bytes whatever its bursts, as msKPP costs a MOV (``MovPref.time``
+  in ``mskpp/prof_data/mov_prof.py``: the moved size over the table's rate at that size).
 * **Shared GM bandwidth.**  The cores that move GM bytes divide ``Platform.shared_gm_bytes_per_ns``
   equally: a core's GM copy streams at the lower of its own peak and its share.
 * **Vector.**  ``sizeof(input) * elements / rate(elements)`` cycles, msKPP's formula and table for
@@ -278,11 +279,9 @@ def _replay(lane, events, ub_base, ub_size, paths, gm_share, clock_ghz) -> np.nd
                 ready, waited = float(over[j]), int(gw_by[j])
         if pipe in (MTE2, MTE3):
             path = paths[direction]
-            bursts = max(count, 1)
-            burst = nbytes / bursts
             peak = path.peak if direction == DIR_LOCAL else min(path.peak, gm_share)
-            busy = bursts * max(burst, GRANULE) / peak
-            end = ready + busy + max(path.alone_ns(burst) - burst / path.peak, 0.0)
+            busy = nbytes / peak
+            end = ready + busy + max(path.alone_ns(nbytes) - nbytes / path.peak, 0.0)
         else:
             busy = _vector_ns(kind, nbytes, count, clock_ghz)
             end = ready + busy
