@@ -4,6 +4,8 @@ copy and op over whole tiles).  Targets at 16M (#37): >= 1.0x torch fused for fp
 >= 0.6x for fp16, the op <= 1.25x the parallel copy, fp32 >= 15x the NumPy formula; 1M fp32 and
 bf16 >= 0.7x torch fused.  bench/test_bench_adamw_floor.py shows where the time goes."""
 
+import functools
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -21,7 +23,11 @@ SCALARS = tuple(ADAMW_SCALARS.values())  # the registry entry's, in argument ord
 CASES = ["ascend_numba", "op by op", "numpy formula", "torch fused", "torch foreach", "parallel copy"]
 
 
+@functools.cache
 def _tensors(n, dtype):
+    """The arrays every case of a size and dtype steps (here and in the floor bench): where they lie
+    moves a 16M step by up to 1.7x (docs/benchmarks.md "Memory placement"), so medians of two
+    cases compare only on the same arrays.  The cases update them in place."""
     rng = np.random.default_rng(0)
     var = rng.standard_normal(n).astype(dtype)
     m = (rng.standard_normal(n) * 0.1).astype(dtype)

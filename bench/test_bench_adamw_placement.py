@@ -3,6 +3,8 @@ torch's fused AdamW stepping the same arrays: where the arrays lie moves both (d
 "Memory placement").  NumPy places each large array 16 bytes past a page, and arrays allocated
 one after another a page or two apart (mod 2 MiB, a huge page): the ``4 KiB`` case."""
 
+import functools
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -18,9 +20,11 @@ SPACINGS = {"4 KiB": 4096, "20 KiB": 20480}
 DTYPES = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float16": np.float16}
 
 
-def _placed(arrays, spacing: int):
-    """Copies of ``arrays`` in one buffer: the first 16 bytes past a huge page, each next one
-    ``spacing`` bytes after the previous one ends."""
+@functools.cache
+def _placed(dtype_name: str, spacing: int):
+    """Copies of the bench's arrays in one buffer: the first 16 bytes past a huge page, each next
+    one ``spacing`` bytes after the previous one ends (one buffer per layout: both cases step it)."""
+    arrays = _tensors(N, DTYPES[dtype_name])
     nbytes = arrays[0].nbytes
     buffer = np.empty(len(arrays) * (nbytes + spacing) + 2 * HUGE_PAGE, np.uint8)
     at = (-buffer.ctypes.data) % HUGE_PAGE + 16
@@ -40,7 +44,7 @@ def test_adamw_placement(benchmark, dtype_name, spacing, case):
     if not HAVE_TORCH:
         pytest.skip("torch not installed")
     benchmark.group = f"adamw placement 16M {dtype_name} {spacing}"
-    var, m, v, grad = _placed(_tensors(N, DTYPES[dtype_name]), SPACINGS[spacing])
+    var, m, v, grad = _placed(dtype_name, SPACINGS[spacing])
     torch_fused = _torch_step(var, m, v, grad, True)
     if case == "ascend_numba":
         fn = lambda: an.apply_adamw(var, m, v, *SCALARS, grad)  # noqa: E731
