@@ -39,7 +39,7 @@ def _tensors(n, dtype):
 def _torch_step(var, m, v, grad, fused):
     """torch's AdamW (fused or foreach) stepping the op's own arrays: its parameter, gradient and
     state share their memory, so both run on the same placement (which moves a 16M step by up to
-    1.4x, see docs/benchmarks.md "Memory placement")."""
+    1.7x, see docs/benchmarks.md "Memory placement")."""
     import torch
 
     def shared(a):

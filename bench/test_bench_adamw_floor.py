@@ -10,7 +10,6 @@
 * torch fused (when installed) and a parallel copy of the op's bytes, as in test_bench_adamw.py.
 """
 
-import ml_dtypes
 import numba
 import numpy as np
 import pytest
@@ -24,11 +23,10 @@ from ascend_numba.ops.adamw.plan import DTYPE_CODES, computes_in_fp32, plan_adam
 from ascend_numba.ops.problem import Problem
 
 from conftest import HAVE_TORCH, parallel_copy, ref
-from test_bench_adamw import _tensors, _torch_step
+from test_bench_adamw import DTYPES, _tensors, _torch_step
 
 N = 1 << 24
 SCALARS = tuple(ADAMW_SCALARS.values())
-DTYPES = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float16": np.float16}
 
 IO = constant("IO", "element type of the GM tensors and queues")
 CAST = constant("CAST", "compute through fp32 work tiles")

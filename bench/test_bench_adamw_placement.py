@@ -5,19 +5,17 @@ one after another a page or two apart (mod 2 MiB, a huge page): the ``4 KiB`` ca
 
 import functools
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 import ascend_numba as an
 
 from conftest import HAVE_TORCH, paired, record, ref
-from test_bench_adamw import SCALARS, _tensors, _torch_step
+from test_bench_adamw import DTYPES, SCALARS, _tensors, _torch_step
 
 N = 1 << 24
 HUGE_PAGE = 1 << 21
 SPACINGS = {"4 KiB": 4096, "20 KiB": 20480}
-DTYPES = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float16": np.float16}
 
 
 @functools.cache
