@@ -81,3 +81,62 @@ def test_a_new_kernel_links_helpers_an_earlier_process_cached(tmp_path):
 
     first = run("split_mult")  # an empty cache: compiles what it does not load back from its own saves
     assert run("doubling") > first
+
+
+# One kernel, three specializations: each compiles its own Add, Sub or Mul implementation (closures
+# of one qualified name and argument types).
+_OP_KERNEL = """
+import numpy as np
+
+from ascend_numba.kernels import add, alloc_buffer, constant, data_copy, kernel, mul, sub
+
+OP = constant("OP", "0: z = x + y, 1: z = x - y, 2: z = x * y")
+
+
+@kernel(nrt=False)
+def add_sub_or_mul(ctx, x, y, z):
+    a = alloc_buffer(ctx, 8, np.float32)
+    b = alloc_buffer(ctx, 8, np.float32)
+    c = alloc_buffer(ctx, 8, np.float32)
+    data_copy(ctx, a, 0, x, 0, 8)
+    data_copy(ctx, b, 0, y, 0, 8)
+    if OP == 0:
+        add(ctx, c, a, b, 8)
+    elif OP == 1:
+        sub(ctx, c, a, b, 8)
+    else:
+        mul(ctx, c, a, b, 8)
+    data_copy(ctx, z, 0, c, 0, 8)
+"""
+
+_RUN_OPS = """
+import sys
+import numpy as np
+import op_kernel
+out = []
+for op in sys.argv[1:]:
+    x, y, z = np.full(8, 5, np.float32), np.full(8, 2, np.float32), np.zeros(8, np.float32)
+    op_kernel.add_sub_or_mul.launch(x, y, z, block_dim=1, datatype={"OP": int(op)})
+    out.append(float(z[0]))
+print(out)
+"""
+
+
+def test_two_processes_cached_kernels_run_each_its_own_code_in_a_third(tmp_path):
+    # With Numba's per-process id counter, the Add and the Sub kernel, each compiled first by a
+    # process that loaded everything else from the cache, got one symbol for their implementations,
+    # and a process running both ran Add for Sub (numba/numba#10486).
+    (tmp_path / "op_kernel.py").write_text(_OP_KERNEL)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
+
+    def run(*ops):
+        done = subprocess.run([sys.executable, "-c", _RUN_OPS, *map(str, ops)], env=env, capture_output=True,
+                              text=True, timeout=900)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.split("\n")[-2])
+
+    assert run(2) == [10.0]  # compiles the launcher and the helpers: the next two load them
+    assert run(0) == [7.0]
+    assert run(1) == [3.0]
+    assert run(0, 1) == [7.0, 3.0]
+    assert run(1, 0) == [3.0, 7.0]

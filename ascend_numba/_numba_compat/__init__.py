@@ -28,6 +28,10 @@ Private symbols in use, what for, and what happens without them ("public": the f
   payload tuple read by position) and ``compiler.CompileResult``: the on-disk cache keyed by the
   digest of every file compiled code depends on, link-only helpers rebuilt from it, writes locked
   across processes.  Public (no disk cache); an entry that cannot be rebuilt is a cache miss.
+* ``numba.core.bytecode.FunctionIdentity._unique_ids`` replaced by random ids: the per-process
+  counter gave two different functions of one name and argument types, first compiled in two
+  processes, one symbol, and a process loading both from the cache ran one for the other
+  (numba/numba#10486).  Public (no disk cache, so no symbols from other processes).
 * ``numba.core.compiler.compile_internal``, ``compiler_lock.global_compiler_lock``,
   ``context.active_code_library``: vector programs compiled once as subroutines and linked into
   the kernel being lowered.  Public (``context.compile_subroutine``).

@@ -39,7 +39,7 @@ import warnings
 import numba
 from llvmlite import binding as llvm
 from numba import types
-from numba.core import compiler
+from numba.core import bytecode, compiler
 from numba.core.caching import CompileResultCacheImpl, FunctionCache
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
@@ -78,7 +78,25 @@ _PRIVATE_SYMBOLS = {
     "JITCodeLibrary.serialize_using_object_code": (JITCodeLibrary, "serialize_using_object_code"),
     "FunctionCache._index_key": (FunctionCache, "_index_key"),
     "CompileResultCacheImpl.rebuild": (CompileResultCacheImpl, "rebuild"),
+    "FunctionIdentity._unique_ids": (bytecode.FunctionIdentity, "_unique_ids"),
 }
+
+
+class _RandomIds:
+    """Numba's function ids drawn at random, where Numba counts them from 1 in every process.
+
+    Numba names compiled code by qualified name, argument types and this id.  Two functions with
+    one qualified name and argument types but different code (an overload's closure over another
+    operation, a kernel body per specialization) compiled first in two processes with the same
+    history got one id, so one symbol, and a process loading both from the on-disk cache linked
+    every call to the first: a kernel's ``Sub`` ran as another kernel's ``Add``
+    (numba/numba#10486).  Random 62-bit ids make that a 1-in-10^13 event, forked workers included."""
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> int:
+        return int.from_bytes(os.urandom(8), "little") >> 2
 
 
 def missing_private_symbols() -> list[str]:
@@ -97,6 +115,8 @@ def uses_public_jit() -> bool:
     if missing:
         _warn_public(f"missing {', '.join(missing)}")
         return True
+    if not isinstance(bytecode.FunctionIdentity._unique_ids, _RandomIds):
+        bytecode.FunctionIdentity._unique_ids = _RandomIds()
     if check_numba_version() is not None:  # untested: try the private path once on a tiny function
         try:
             _probe()
