@@ -42,7 +42,7 @@ def device_dtype_name(dtype: np.dtype) -> str:
 
 
 # Memoized: every op call asks it of each of its arrays, and NumPy's ``dtype.name`` is Python code
-# (10 calls cost ~40 us of an ApplyAdamW call's ~100 us overhead).
+# (an ApplyAdamW call asks 11 times: a 512-element call's overhead fell from a median 82.5 to 50 us).
 @functools.lru_cache(maxsize=256)
 def _device_dtype_name(dtype: np.dtype) -> str:
     if not dtype.isnative:

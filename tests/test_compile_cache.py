@@ -15,11 +15,16 @@ FIRST_CALLS = [
 ]
 
 
+def _python(*args: str, env: dict) -> subprocess.CompletedProcess:
+    """A new Python process with ``args`` and ``env``, which must succeed."""
+    done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def _first_calls(cache_dir) -> tuple[list[dict], str]:
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), ASCEND_NUMBA_COMPILE_MESSAGES="1")
-    done = subprocess.run([sys.executable, "-m", "ascend_numba.warmup", *FIRST_CALLS], env=env, capture_output=True,
-                          text=True, timeout=900)
-    assert done.returncode == 0, done.stderr
+    done = _python("-m", "ascend_numba.warmup", *FIRST_CALLS, env=env)
     return [json.loads(line) for line in done.stdout.splitlines()], done.stderr
 
 
@@ -74,10 +79,7 @@ def test_a_new_kernel_links_helpers_an_earlier_process_cached(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
 
     def run(path):
-        done = subprocess.run([sys.executable, "-c", _NEW_KERNEL_ON_CACHED_HELPERS.format(path=path)], env=env,
-                              capture_output=True, text=True, timeout=900)
-        assert done.returncode == 0, done.stderr
-        return int(done.stdout.split()[-1])
+        return int(_python("-c", _NEW_KERNEL_ON_CACHED_HELPERS.format(path=path), env=env).stdout.split()[-1])
 
     first = run("split_mult")  # an empty cache: compiles what it does not load back from its own saves
     assert run("doubling") > first
@@ -130,10 +132,7 @@ def test_two_processes_cached_kernels_run_each_its_own_code_in_a_third(tmp_path)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
 
     def run(*ops):
-        done = subprocess.run([sys.executable, "-c", _RUN_OPS, *map(str, ops)], env=env, capture_output=True,
-                              text=True, timeout=900)
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout.split("\n")[-2])
+        return json.loads(_python("-c", _RUN_OPS, *map(str, ops), env=env).stdout.splitlines()[-1])
 
     assert run(2) == [10.0]  # compiles the launcher and the helpers: the next two load them
     assert run(0) == [7.0]

@@ -108,7 +108,8 @@ def missing_private_symbols() -> list[str]:
 def uses_public_jit() -> bool:
     """Whether this process compiles with plain ``numba.njit`` dispatchers: asked for
     (``ASCEND_NUMBA_PUBLIC_JIT=1``), or the installed Numba lacks a private symbol, or it is
-    outside the tested range and the private path failed its probe (:func:`_probe`)."""
+    outside the tested range and the private path failed its probe (:func:`_probe`).  Taking the
+    private path (before anything compiles through it), installs :class:`_RandomIds`."""
     if public_jit_forced():
         return True
     missing = missing_private_symbols()
