@@ -10,7 +10,7 @@ import pytest
 
 import ascend_numba as an
 from ascend_numba.ops.adamw.plan import plan_adamw
-from ascend_numba.host.trace import COUNTER_NAMES, LaunchTrace
+from ascend_numba.host.trace import COUNTER_NAMES, DIR_IN, F_DIRECTION, F_SRC_LO, LaunchTrace
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 import vector_add as va  # noqa: E402
@@ -29,6 +29,33 @@ def test_doubling_builds_rows_in_ub_and_per_row_writes_one_strided_copy_per_repe
     assert f["calls_ub_to_gm"] == 65536                             # each row written whole
     assert s["calls_ub_to_gm"] == 16 * s["calls_gm_to_ub"]          # PerRow: a batch, then 16 strided repeats
     assert s["calls_gm_to_ub"] == sum(-(-(e - b) // 1024) for b, e in an.plan_tile((65536, 8), reps, 4).core_ranges())
+
+
+def _gm_reads_from(trace, array):
+    """The GM -> UB copies a traced launch made from ``array``'s bytes."""
+    lo, hi = array.ctypes.data, array.ctypes.data + array.nbytes
+    reads = 0
+    for lane in range(trace.block_dim):
+        ev = trace.events(lane)
+        src = ev[ev[:, F_DIRECTION] == DIR_IN, F_SRC_LO]
+        reads += int(((src >= lo) & (src < hi)).sum())
+    return reads
+
+
+def test_per_row_copies_consecutive_rows_of_one_source_from_the_output():
+    # isRepeat (SPEC §4): output rows (i, 0..4) share one source row: read once, then copied from
+    # the output already written.
+    x = np.arange(3 * 100, dtype=np.float32).reshape(3, 1, 100)
+    y, trace = an.tile(x, (1, 5, 3), path="per_row", block_dim=1, trace=True)
+    assert y.tobytes() == np.tile(x, (1, 5, 3)).tobytes()
+    assert _gm_reads_from(trace, x) == 3
+    assert _gm_reads_from(trace, y) > 0
+    # Rows repeated on an outer dim are not consecutive: re-read from the input (8 batches of the
+    # 6 consecutive source rows), never from the output.
+    x = np.arange(4 * 6 * 3, dtype=np.int8).reshape(4, 6, 3)
+    y, trace = an.tile(x, (1, 2, 2), block_dim=1, trace=True)
+    assert trace.info["path"] == "per_row" and y.tobytes() == np.tile(x, (1, 2, 2)).tobytes()
+    assert (_gm_reads_from(trace, x), _gm_reads_from(trace, y)) == (8, 0)
 
 
 @pytest.mark.parametrize("shape, reps, block_dim", [((1000, 64), (1, 8), 24), ((128,), (8192,), 24),

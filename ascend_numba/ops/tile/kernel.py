@@ -17,8 +17,8 @@ path the host chose from the tiling:
    output row is aligned; a row's repeated segments are copied from output
    already written (GM -> UB -> GM) in doubling blocks; rows shorter than a
    block that Gather cannot take are read in batches and written with strided
-   DataCopyPad; rows that repeat rows this lane wrote (isRepeat, on any dim)
-   are copied in big blocks.
+   DataCopyPad; consecutive rows with one source offset (isRepeat) are copied
+   from the first of them, GM -> UB -> GM in doubling blocks.
 
 Exact-length writes use DataCopyPad; GM reads round up to the block (device
 GM padding), never writes.  Reading back output the lane wrote itself needs an
@@ -234,35 +234,15 @@ def _process_gather(ctx, x, y, t, geometry, in_q, out_q, tmp, buf_b):
 
 
 @jit(always_inline=True)
-def _repeated_rows(t, row, first):
-    """isRepeat: when output row ``row`` (and the rows after it, to the end of a block of some
-    dim d where its coordinate is past the input's) repeats rows this lane already wrote
-    (``>= first``), return (the earlier row, the rows to the block's end, the row shift);
-    else (-1, 0, 0).  The outermost such dim gives the longest run."""
-    rows_per = 1  # output rows per step of dim d
-    r = row
-    earlier, count, shift = -1, 0, 0
-    for d in range(t.numDims - 2, -1, -1):
-        c = r % t.outputShape[d]
-        back = t.inputShape[d] * rows_per  # one input period of dim d, in rows: same source
-        if c >= t.inputShape[d] and row - back >= first:
-            earlier, shift = row - back, back
-            count = (t.outputShape[d] - c) * rows_per - row % rows_per
-        r //= t.outputShape[d]
-        rows_per *= t.outputShape[d]
-    return earlier, count, shift
-
-
-@jit
-def _copy_output_forward(ctx, y, src_b, dst_b, total_b, shift_b, ub, buf_b):
-    """Copy written output ``[src_b, src_b + total_b)`` to ``dst_b`` (GM -> UB -> GM); chunks of at
-    most ``shift_b`` bytes, so a chunk's source is always already written."""
-    done = 0
-    while done < total_b:
-        n = min(total_b - done, buf_b, shift_b)
-        data_copy_pad(ctx, ub, 0, y, src_b + done, 1, n, 0, 0)
-        _write_exact(ctx, y, dst_b + done, ub, 0, n)
-        done += n
+def _same_source_rows(t):
+    """isRepeat: consecutive output rows share a source offset exactly within blocks of this many
+    rows (the output rows of the innermost outer dims whose input size is 1)."""
+    rows = 1
+    d = t.numDims - 2
+    while d >= 0 and t.inputShape[d] == 1:
+        rows *= t.outputShape[d]
+        d -= 1
+    return rows
 
 
 STRIDED_ROW_BYTES = 1024
@@ -300,15 +280,16 @@ def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
     half_b = buf_b // 2 // bb * bb
     batched = pitch_b <= half_b and mult <= 16 and not gather_takes_it
     run = t.inputShape[t.numDims - 2] if t.numDims >= 2 else 1
+    same = _same_source_rows(t)
     row, end = contiguous_lane_range(ctx, outer)
     first = row
     slot = half_b
     while row < end:
-        earlier, count, shift = _repeated_rows(t, row, first)
-        if count > 0:  # isRepeat: copy rows this lane wrote, in big blocks
-            n = min(count, end - row)
-            _copy_output_forward(ctx, y, earlier * out_inner_b, row * out_inner_b, n * out_inner_b,
-                                 shift * out_inner_b, out_q, buf_b)
+        if row % same != 0 and row > first:
+            # isRepeat: this row and the rest of its block repeat the row before, which this lane
+            # wrote: copy it forward (GM -> UB -> GM) in doubling blocks instead of re-reading.
+            n = min(same - row % same, end - row)
+            _replicate_in_gm(ctx, y, (row - 1) * out_inner_b, out_inner_b, n + 1, out_q, buf_b)
             trace_work(ctx, n)
             row += n
             continue
