@@ -6,7 +6,11 @@
 * ``compute only``: the Compute (the same vector programs, fused) over each lane's tiles as often
   as the op runs it, on UB tiles filled once: no copies.
 * ``fused loop on GM``: the seed-order step as one parallel Numba loop over the GM arrays, no UB
-  (fp32 only): what the memory traffic alone costs.
+  (fp32 only).
+* ``streams only``: the op's GM traffic as one parallel Numba loop, no step: read var, m, v, grad,
+  write var, m, v back unchanged (an OR with the grad's bits masked by a zero the compiler cannot
+  see, so no load or store folds away).  What any loop over these arrays pays before its Compute,
+  beside the parallel copy's two streams of the same bytes.
 * torch fused (when installed) and a parallel copy of the op's bytes, as in test_bench_adamw.py.
 """
 
@@ -96,6 +100,15 @@ def _fused_loop_on_gm(var, m, v, g, b1, b2, lr, wd, eps, b1p, b2p):
         m[i], v[i] = m_o, v_o
 
 
+@numba.njit(parallel=True, cache=True)
+def _streams_only(var, m, v, g, zero):
+    for i in numba.prange(var.size):
+        gi = g[i] & zero
+        var[i] |= gi
+        m[i] |= gi
+        v[i] |= gi
+
+
 def _problem(kernel_, dtype_name, plan, plat):
     """The op's plan (seed order, no key) launched with ``kernel_``."""
     return Problem(kernel_, plan.tiling, plan.block_dim, plat,
@@ -103,7 +116,8 @@ def _problem(kernel_, dtype_name, plan, plat):
                     "CAST": computes_in_fp32(dtype_name, "seed"), "DTYPE": DTYPE_CODES[dtype_name]})
 
 
-CASES = ["ascend_numba", "staged copies only", "compute only", "fused loop on GM", "torch fused", "parallel copy"]
+CASES = ["ascend_numba", "staged copies only", "compute only", "fused loop on GM", "streams only", "torch fused",
+         "parallel copy"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -131,6 +145,10 @@ def test_adamw_floor(benchmark, dtype_name, case):
         f = np.float32
         fn = lambda: _fused_loop_on_gm(var, m, v, grad, f(0.9), f(0.99), f(1e-3), f(1e-2), f(1e-8), f(0.9),  # noqa: E731
                                        f(0.99))
+    elif case == "streams only":
+        word = np.uint32 if dtype_name == "float32" else np.uint16
+        words = tuple(a.view(word) for a in (var, m, v, grad))
+        fn = lambda: _streams_only(*words, word(0))  # noqa: E731
     elif case == "torch fused":
         if not HAVE_TORCH:
             pytest.skip("torch not installed")

@@ -33,7 +33,7 @@ What a call does, by lane:
   primitive would (a fp16 tile's result is rounded to fp16 after every op, through the CPU's
   conversions, and such a pass works on ``config.FUSION_INTERLEAVE_F16`` elements side by
   side), temporaries (``temps``) kept in registers and never written to UB, every other
-  assigned tile stored; the part block at the end element by element.  Copies move an element's
+  assigned tile stored; the part block at the end through the same loops, over its length.  Copies move an element's
   bits in the same pass: from a CopyIn's GM view, and to a CopyOut's, in the loop itself when
   every CopyOut writes its CopyIn's tensor in place (paired in parameter order), else in a loop
   of the block's own after it, from the UB tiles the element loop stored; the few elements past
@@ -463,7 +463,7 @@ def _copy_elements(s: Op) -> str:
 def _source(program: Program, body: list, fused: bool, half: set = frozenset(), fuse=None,
             dtypes: dict | None = None) -> str:
     """``_impl``: the op-by-op run (the primitives' calls, one per op), or (``fused``) the pass
-    (whole blocks, then the last part block's elements one at a time; per element its CopyIn,
+    (whole blocks, then the part block through the same loops; per element its CopyIn,
     the Compute's ops and its CopyOut) with the ops one by one (:func:`_stepwise_lines`) as its
     fallback; ``half``: the uint16 tiles (fp16 arithmetic); ``fuse``: its value when the call
     passes a constant, else None (a run-time False then runs the op-by-op Compute, compiled only
