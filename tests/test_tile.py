@@ -102,6 +102,18 @@ def test_every_forcible_path_gives_identical_bytes(dtype, shape, reps, checked):
     assert "per_row" in ran and len(ran) >= 2
 
 
+@CHECKED
+@pytest.mark.parametrize("block_dim", [1, 4, 7, 48])
+@pytest.mark.parametrize("dtype, shape, reps", [(np.float32, (3, 1, 100), (1, 5, 3)),
+                                                (np.int8, (2, 1, 3, 1, 7), (2, 4, 1, 3, 2)),
+                                                (np.float16, (4, 1, 40), (3, 9, 2))], ids=str)
+def test_per_row_rows_of_one_source_across_lane_boundaries(dtype, shape, reps, block_dim, checked):
+    # isRepeat copies a row forward only from rows its own lane wrote: lanes that start inside a
+    # block of rows with one source offset read their first row.
+    x = _data(shape, dtype, seed=5)
+    _same(an.tile(x, reps, path="per_row", block_dim=block_dim, checked=checked), np.tile(x, reps))
+
+
 def test_forcing_an_impossible_path_is_a_clear_error():
     x = np.zeros((10, 3), np.float32)
     with pytest.raises(ValueError, match="path 'doubling' cannot run this shape: it needs innerDim aligned"):
