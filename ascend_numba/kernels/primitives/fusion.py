@@ -540,15 +540,17 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
     sources = [t for t in tiles if kinds[t] == 1]
     pairs = [(sink, src) for src, sink in zip(sources, [t for t in tiles if kinds[t] == 2])]
     in_place = " and ".join(f"_a_{sink} == _a_{src}" for sink, src in pairs) if ways == 1 and copy_out else ""
-    # A whole block: read and written back in one loop (in place), or its loop, then the CopyOut's.
-    in_place_block = [f"            for _i in range({block // ways}):",
-                      *_interleaved(one(True, dict(pairs), _whole_block_copies(body)), ways)]
-    staged_block = [f"            for _i in range({block // ways}):", *_interleaved(one(not copy_out), ways),
-                    *_copy_loops(_whole_block_copies(only(body, lambda s: id(s) in copy_out)), "            ", block)]
-    part_in_place = ["            for _i in range(_lim - _whole):", *one(True, dict(pairs), _whole_block_copies(body))]
-    part_staged = ["            for _i in range(_lim - _whole):", *one(not copy_out),
-                   *_copy_loops(_whole_block_copies(only(body, lambda s: id(s) in copy_out)), "            ",
-                                "_lim - _whole")]
+
+    def block_loops(length, ways: int) -> list:
+        """A block's loops over ``length`` elements of its views, ``ways`` side by side: read and
+        written back in one loop (in place), or its loop, then the CopyOut's."""
+        head = f"            for _i in range({length if ways == 1 else length // ways}):"
+        staged = [head, *_interleaved(one(not copy_out), ways),
+                  *_copy_loops(_whole_block_copies(only(body, lambda s: id(s) in copy_out)), "            ", length)]
+        if not in_place:
+            return staged
+        return _either(in_place, [head, *_interleaved(one(True, dict(pairs), _whole_block_copies(body)), ways)],
+                       staged)
     args = ", ".join(program.params)
     rest = ", ".join(f"{p}[_lim:]" if p in kinds else p for p in program.params)
     return "\n".join([
@@ -576,13 +578,13 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
         "                _advanced += 1",
         # Views of the block, indexed from 0: the element loop vectorizes.
         *(f"            _v_{t} = {t}[_b:_b + {block}]" for t in touched),
-        *(_either(in_place, in_place_block, staged_block) if in_place else staged_block),
+        *block_loops(block, ways),
         # The part block: the whole blocks' loops over its length, on views from its start (a
         # device tile need not be whole blocks: 3776 elements are 7 and 192, and element by element
         # those 5% took a third of a 1M bf16 step's loop time).  Then the few elements past _lim
         # one by one, and the preload's remaining shares.
         *(f"        _v_{t} = {t}[_whole:]" for t in touched),
-        *(line[4:] for line in (_either(in_place, part_in_place, part_staged) if in_place else part_staged)),
+        *(line[4:] for line in block_loops("_lim - _whole", 1)),
         "        if _lim < count:",
         f"            _stepwise(ctx, count - _lim, _lim, {rest})",
         "        while _advanced < _nops:",
