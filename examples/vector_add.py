@@ -51,8 +51,10 @@ def add_tile(x, y, z, x_loc, y_loc, z_loc, whole, nbytes, use_scale, scale):
         z = data_copy_pad(z_loc, nbytes)
 
 
-@an.kernel(tiling_key=AddKey, outputs=("z",))
+@an.kernel(tiling_key=AddKey, outputs=("z",), gm_padding="read")
 def vector_add(ctx, x, y, z, tiling):
+    # The tail is read as whole blocks (its last bytes are GM padding: gm_padding="read"), written
+    # back as its exact bytes.
     # Init: this lane's block range (big/small split) and its three UB buffers, bound once.
     start, end = big_small_lane_range(ctx, tiling.big_cores, tiling.small_blocks, tiling.block_elems, tiling.total)
     x_loc = alloc_buffer(ctx, tiling.tile_elems, np.float32)

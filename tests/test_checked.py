@@ -29,7 +29,7 @@ def off_by_one_tiles(ctx, x, y, n):
         data_copy(ctx, y, t * TILE, buf, 0, TILE)
 
 
-@an.kernel
+@an.kernel(gm_padding="read")  # the tail is read as whole blocks, on purpose: the bug is its write
 def unaligned_tail_copy(ctx, x, y, n):
     buf = alloc_buffer(ctx, TILE, np.float32)
     pos = 0
@@ -38,6 +38,17 @@ def unaligned_tail_copy(ctx, x, y, n):
         data_copy(ctx, buf, 0, x, pos, (k + 7) // 8 * 8)
         data_copy(ctx, y, pos, buf, 0, k)  # bug: a 43-element tail needs DataCopyPad
         pos += k
+
+
+@an.kernel
+def last_core_runs_past_the_end(ctx, x, y, n):
+    # SubCustom's tiling (Ascend samples, 15_sub_frameworklaunch): 999 elements, 112 per core in
+    # whole tiles, so the last core's tile runs 9 elements past the end (into GM padding).
+    buf = alloc_buffer(ctx, 112, np.float32)
+    start = ctx.block_idx * 112
+    if start < n:
+        data_copy(ctx, buf, 0, x, start, 112)
+        data_copy(ctx, y, start, buf, 0, 112)
 
 
 @an.kernel
@@ -181,6 +192,7 @@ def _args(n):
 CORPUS = [
     (off_by_one_tiles, 1024, 1, 0, "DataCopy", "src", "gm-out-of-bounds"),
     (unaligned_tail_copy, 1003, 1, 0, "DataCopy", "src", "data-copy-count-unaligned"),
+    (last_core_runs_past_the_end, 999, 9, 8, "DataCopy", "src", "gm-past-end"),
     (queue_slot_overlaps_next_buffer, 1024, 1, 0, "DataCopy", "dst", "ub-outside-buffer"),
     (accumulator_never_zeroed, 1024, 1, 0, "Add", "src", "ub-uninitialized-read"),
     (floor_start_ceil_count, 80, 4, 1, "DataCopy", "dst", "gm-write-race"),
@@ -216,6 +228,24 @@ def test_broken_kernel_is_caught(kernel, n, block_dim, lane, primitive, operand,
         kernel.launch(x, y, n, block_dim=block_dim, checked=True, interpret=True)
     assert str(interpreted.value) == str(err) and interpreted.value.details == err.details
     assert x.tobytes() == before[0].tobytes() and y.tobytes() == before[1].tobytes()
+
+
+def test_past_the_end_is_reported_unless_the_kernel_relies_on_the_padding():
+    x, y = _args(999)
+    with pytest.raises(an.KernelCheckError) as caught:
+        last_core_runs_past_the_end.launch(x, y, 999, block_dim=9, checked=True)
+    assert str(caught.value).startswith(
+        "lane 8, DataCopy: [gm-past-end] src in GM x (argument 0): a read of bytes [3584, 4032) runs 36 bytes past "
+        "the tensor's 3996: on the device it lands in the allocator's padding, or in the next tensor of a memory pool")
+    reads = an.kernel(gm_padding="read")(last_core_runs_past_the_end.py_func)
+    with pytest.raises(an.KernelCheckError, match=r"lane 8, DataCopy: \[gm-past-end\] dst in GM y \(argument 1\): a "
+                                                  r"write of bytes \[3584, 4032\) runs 36 bytes past"):
+        reads.launch(x, y, 999, block_dim=9, checked=True)
+    both = an.kernel(gm_padding=True)(last_core_runs_past_the_end.py_func)
+    both.launch(x, y, 999, block_dim=9, checked=True)
+    assert np.array_equal(y, x)
+    with pytest.raises(ValueError, match="gm_padding must be False, 'read' or True, got 'write'"):
+        an.kernel(gm_padding="write")(last_core_runs_past_the_end.py_func)
 
 
 def test_messages_name_offsets_and_tensors():
@@ -271,7 +301,8 @@ def test_unchecked_over_capacity_is_still_a_kernel_error():
         three_half_ub_buffers.launch(x, y, 64, block_dim=2)
 
 
-@an.kernel
+# Kernels reading a tail as whole blocks declare that they rely on GM padding (gm_padding="read").
+@an.kernel(gm_padding="read")
 def correct_scaled_copy(ctx, x, y, n):
     """The fixed version of several bugs above: aligned tiles, exact tail, zeroed accumulator."""
     buf = alloc_buffer(ctx, TILE, np.float32)
@@ -309,7 +340,7 @@ def test_checked_and_traced_together():
 
 # ---- second pass: adjacent views, aliases, counts the device takes unsigned, Gather tables ----
 
-@an.kernel
+@an.kernel(gm_padding="read")
 def halves_written_by_two_lanes(ctx, x, lo, hi, n):
     """Correct: lane 0 writes ``lo``, lane 1 writes ``hi`` (two adjacent views of one array)."""
     buf = alloc_buffer(ctx, TILE, np.float32)
@@ -319,7 +350,7 @@ def halves_written_by_two_lanes(ctx, x, lo, hi, n):
     data_copy_pad(ctx, dst, 0, buf, 0, 1, n * 4, 0, 0)
 
 
-@an.kernel
+@an.kernel(gm_padding="read")
 def low_half_tail_rounded_up(ctx, x, lo, hi, n):
     # bug: the tail of ``lo`` written as whole blocks runs into ``hi``: no GM padding between views
     buf = alloc_buffer(ctx, TILE, np.float32)
@@ -327,7 +358,7 @@ def low_half_tail_rounded_up(ctx, x, lo, hi, n):
     data_copy(ctx, lo, 0, buf, 0, (n + 7) // 8 * 8)
 
 
-@an.kernel
+@an.kernel(gm_padding="read")
 def both_lanes_write_the_high_half_head(ctx, x, lo, hi, n):
     # bug: every lane writes the first block of ``hi``
     buf = alloc_buffer(ctx, TILE, np.float32)
@@ -439,7 +470,7 @@ def test_a_gather_table_is_uint32_byte_offsets_or_a_clear_error():
 
 # ---- garbage: bytes read from GM padding, and whatever is computed from them --------------------
 
-@an.kernel
+@an.kernel(gm_padding="read")
 def fold_padded_tail(ctx, x, y, n):
     # bug: the tail block holds GM padding past x's 12 elements; folding it onto the first block
     # puts garbage in y[4:8]
@@ -450,7 +481,7 @@ def fold_padded_tail(ctx, x, y, n):
     data_copy(ctx, y, 0, out, 0, 8)
 
 
-@an.kernel
+@an.kernel(gm_padding="read")
 def gather_picks_padding(ctx, x, y, n):
     # bug: the offset table points at element 13, past x's 12 elements (in the padded block)
     src = alloc_buffer(ctx, TILE, np.float32)
@@ -463,7 +494,7 @@ def gather_picks_padding(ctx, x, y, n):
     data_copy(ctx, y, 0, dst, 0, 8)
 
 
-@an.kernel
+@an.kernel(gm_padding="read")
 def staged_padding_copied_out(ctx, x, y, n):
     # bug: a UB -> UB copy moves the padded block, and the whole block goes to y
     a = alloc_buffer(ctx, TILE, np.float32)
@@ -473,7 +504,7 @@ def staged_padding_copied_out(ctx, x, y, n):
     data_copy(ctx, y, 0, b, 0, 8)
 
 
-@an.kernel
+@an.kernel(gm_padding="read")
 def padded_tail_written_exactly(ctx, x, y, n):
     """Correct: whole blocks in and through the vector unit, exactly n elements out."""
     buf = alloc_buffer(ctx, TILE, np.float32)
@@ -505,7 +536,7 @@ def test_a_padded_tail_written_back_exactly_is_clean():
     assert np.array_equal(y, 2 * x)
 
 
-@an.kernel
+@an.kernel(gm_padding="read")
 def whole_block_then_the_rest(ctx, x, y, n):
     """Correct, as Tile's first aligned write of a row: a whole block goes out with garbage past
     x's 4 elements, and the rest of the row is written over it afterwards."""
@@ -710,7 +741,7 @@ def test_a_negative_stride_is_a_count_out_of_range():
 
 # ---- rows of a few bytes (Tile's small inner dims): checked word by word -------------------------
 
-@an.kernel
+@an.kernel(gm_padding="read")
 def interleaved_rows(ctx, x, y, shift):
     """16 rows of 4 bytes per lane, 8 bytes apart in GM: lane i fills the 4-byte slots from byte
     4 * i - shift, so with shift 0 the two lanes interleave exactly."""
@@ -719,7 +750,7 @@ def interleaved_rows(ctx, x, y, shift):
     data_copy_pad(ctx, y, 4 * ctx.block_idx - shift * ctx.block_idx, buf, 0, 16, 4, 0, 4)
 
 
-@an.kernel
+@an.kernel(gm_padding="read")
 def narrow_rows_then_wider(ctx, x, y):
     """Correct: lane 0 writes 2-byte rows, then 4-byte rows over them (words of mixed owners:
     its own bytes and unwritten ones); lane 1 writes the other half of y."""

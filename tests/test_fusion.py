@@ -425,7 +425,7 @@ def shift_tile(x, out, xs, o, t, whole, nbytes, a, b):
         out = data_copy_pad(o, nbytes)
 
 
-@kernel(nrt=False)
+@kernel(nrt=False, gm_padding="read")  # a tail tile is read as whole blocks
 def shifted_tiles(ctx, x, out, kept, n, tile, fuse):
     """Tiles of ``tile`` elements over ``n``; ``kept`` gets each tile's UB ``xs`` after its program."""
     xs = alloc_buffer(ctx, tile, DT)

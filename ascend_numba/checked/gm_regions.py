@@ -50,9 +50,9 @@ def _region_of(ctx, addr):
 
 @jit
 def gm_range(ctx, prim, operand, addr, start, ext, write):
-    """The GM argument holding the access and its byte offset, or (-1, 0) after a violation
-    (gm-out-of-bounds).  A read may reach into GM padding; a write only where the view ends its
-    allocation."""
+    """The GM argument holding the access and its byte offset, or (-1, 0) after a violation:
+    gm-out-of-bounds past the padding (a write: past the tensor, where the view does not end its
+    allocation), gm-past-end inside it unless the kernel declared that it relies on it."""
     r = _region_of(ctx, addr)
     if r < 0:
         report.gm_not_a_tensor(ctx, prim, operand, address=addr)
@@ -63,6 +63,10 @@ def gm_range(ctx, prim, operand, addr, start, ext, write):
     if off < 0 or off + ext > limit:
         report.gm_out_of_bounds(ctx, prim, operand, tensor=r, start=off, end=off + ext,
                                 tensor_bytes=row["nbytes"], limit=limit)
+        return -1, 0
+    if off + ext > row["nbytes"] and row["padding"] < (2 if write else 1):
+        report.gm_past_end(ctx, prim, operand, tensor=r, access=1 if write else 0, start=off, end=off + ext,
+                           tensor_bytes=row["nbytes"])
         return -1, 0
     return r, off
 

@@ -40,7 +40,7 @@ from ..config import CHECK_MAP_POOL_BYTES
 from .messages import primitive_name
 from .rules import GM_OUTPUT_UNWRITTEN, GM_WRITE_GARBAGE
 
-__all__ = ["REGION_DTYPE", "GRANULE", "MIXED", "TOUCHED_OWNER", "TOUCHED_READER", "owner_marks", "CheckMaps",
+__all__ = ["REGION_DTYPE", "GM_PADDING", "GRANULE", "MIXED", "TOUCHED_OWNER", "TOUCHED_READER", "owner_marks", "CheckMaps",
            "RegionMaps", "gm_regions", "CHECK_MAPS"]
 
 REGION_DTYPE = np.dtype([
@@ -48,6 +48,7 @@ REGION_DTYPE = np.dtype([
     ("nbytes", np.int64),       # its bytes
     ("readable", np.int64),     # bytes a read may reach (with GM padding)
     ("writable", np.int64),     # bytes a write may reach (padding only where the view ends its allocation)
+    ("padding", np.int64),      # what the kernel may do in the padding: 0 nothing, 1 read, 2 read and write
     ("owner_width", np.int64),  # bytes per owner / reader mark: 1, or 2 past 254 lanes
     ("owner_map", np.int64),    # address of the owner map
     ("reader_map", np.int64),   # address of the reader map
@@ -61,6 +62,8 @@ REGION_DTYPE = np.dtype([
     ("touched", np.int64),      # TOUCHED_* bits: the summaries this launch wrote
     ("fresh", np.int64),        # the caller never initialized it (an.empty, an op's output)
 ])
+# A kernel's ``gm_padding`` (``@kernel(gm_padding=...)``) -> the region row's ``padding``.
+GM_PADDING = {False: 0, "read": 1, True: 2}
 _EMPTY_ROW = dict.fromkeys(REGION_DTYPE.names, 0)
 _ROW_VALUES = operator.itemgetter(*REGION_DTYPE.names)  # a row's values in the table's field order
 GRANULE = 256
@@ -243,14 +246,15 @@ def _allocation_end(a: np.ndarray) -> int:
 
 
 def gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, scratch: tuple = (),
-               outputs: tuple = (), fresh: tuple = ()):
+               outputs: tuple = (), fresh: tuple = (), gm_padding: "bool | str" = False):
     """The region table of the array arguments, their :class:`RegionMaps` (the caller keeps them
     alive for the launch) and the pooled zeroed bytes behind them.
 
     Arguments that are the same view (an in-place launch) share one region, named after all of
     them; it is backed up unless every one is a fresh output the caller drops on failure
     (``scratch``), holds only unwritten bytes if every one is uninitialized (``scratch`` or
-    ``fresh``), and must be written whole if one is named in ``outputs``."""
+    ``fresh``), and must be written whole if one is named in ``outputs``.  ``gm_padding``: what the
+    kernel may do past a tensor's end, inside the padding (see :data:`GM_PADDING`)."""
     groups: dict[tuple, list] = {}  # span -> [array, names, all scratch, all fresh, must be written]
     for i, a in enumerate(args):
         if not isinstance(a, np.ndarray):
@@ -283,7 +287,7 @@ def gm_regions(args: tuple, arg_names: tuple, block_bytes: int, block_dim: int, 
                "writable": padded if end == _allocation_end(a) else nbytes, "owner_width": width,
                "owner_map": owner_map, "reader_map": byte_maps.address(nbytes * width),
                "owner_sums": owner_sums_at, "reader_sums": reader_sums_at, "garbage_map": garbage_map,
-               "backup": backup_at, "fresh": fresh_all}
+               "backup": backup_at, "fresh": fresh_all, "padding": GM_PADDING[gm_padding]}
         rows.append(_ROW_VALUES({**_EMPTY_ROW, **row}))
         kept.append(RegionMaps(a, " = ".join(names), owner, owner_sums, reader_sums, garbage, backup, must_write))
     return np.array(rows, REGION_DTYPE), kept, zeroed.buf

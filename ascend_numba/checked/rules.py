@@ -29,7 +29,7 @@ from ..host.primitives import PRIMITIVES as _DECLARED
 from ..host.primitives import TENSOR_ROLES
 
 __all__ = ["Rule", "RULES", "RULE", "REPORTED", "PRIMITIVES", "PRIMITIVE", "OPERANDS", "OPERAND_DST", "OPERAND_SRC",
-           "OPERAND_SRC1", "OPERAND_TMP", "MEMORIES", "GM", "UB", "COUNTS", "MAX_DETAILS", "CHECK_SLOTS",
+           "OPERAND_SRC1", "OPERAND_TMP", "MEMORIES", "GM", "UB", "GM_ACCESSES", "COUNTS", "MAX_DETAILS", "CHECK_SLOTS",
            "CHECK_RULE", "CHECK_PRIMITIVE", "CHECK_OPERAND", "CHECK_DETAILS", "rules_table"]
 
 # A primitive's code is its index here (0 = none), declared in host.primitives.
@@ -39,6 +39,7 @@ OPERANDS = TENSOR_ROLES
 OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, OPERAND_TMP = (OPERANDS.index(r) for r in ("dst", "src", "src1", "tmp"))
 MEMORIES = ("GM", "UB")  # where a copy's side lies (a detail's value: its index)
 GM, UB = 0, 1
+GM_ACCESSES = ("read", "write")  # a gm-past-end's access (a detail's value: its index)
 # What a count-out-of-range names (a detail's value: its index).
 COUNTS = ("byte count", "blockCount", "blockLen", "rows", "cols", "count", "srcStride", "dstStride")
 
@@ -79,6 +80,13 @@ def _out_of_bounds(operand, tensor, start, end, tensor_bytes, limit):
     return f"{operand} in GM {tensor}: bytes [{start}, {end}) outside the tensor's {tensor_bytes} bytes {where}"
 
 
+def _past_end(operand, tensor, access, start, end, tensor_bytes):
+    return (f"{operand} in GM {tensor}: a {access} of bytes [{start}, {end}) runs {end - tensor_bytes} bytes past the "
+            f"tensor's {tensor_bytes}: on the device it lands in the allocator's padding, or in the next tensor of a "
+            "memory pool; fix the tiling (DataCopyPad the tail), or declare @kernel(gm_padding=...) if the kernel "
+            "relies on the padding")
+
+
 def _write_after_read(operand, tensor, byte, other_lane):
     reader = "several other lanes" if other_lane < 0 else f"lane {other_lane}"
     return (f"{operand} in GM {tensor}: byte {byte} was read by {reader} in this launch with no SyncAll between: "
@@ -112,6 +120,13 @@ GM_OUT_OF_BOUNDS = Rule(
     "view that ends inside a larger array (`out[:n]` beside `out[n:]`) may be read into the padding but not written "
     "past its bytes")
 GM_NOT_A_TENSOR = Rule("gm-out-of-bounds", ("address",), "{operand} is neither a GM argument nor a UB buffer")
+GM_PAST_END = Rule(
+    "gm-past-end", ("tensor", "access", "start", "end", "tensor_bytes"), _past_end,
+    "a GM read or write past the tensor's logical end that stays inside the allocator's padding: the device lets it "
+    "pass until the tensor sits in a framework's memory pool next to another one (reads take its bytes, writes "
+    "corrupt it). Names the lane, operand, tensor and the bytes past the end. A kernel that relies on the padding "
+    "says so: `@an.kernel(gm_padding=\"read\")` (reads may reach it) or `gm_padding=True` (reads and writes)",
+    choices={"access": GM_ACCESSES})
 UB_OUTSIDE_UB = Rule(
     "ub-outside-ub", ("start", "end", "ub_size"),
     "{operand} UB bytes [{start}, {end}) outside the UB's {ub_size} bytes",

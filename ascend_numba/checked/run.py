@@ -26,20 +26,23 @@ MAX_CHECKED_LANES = 65534  # each GM byte's owner is a uint16 lane + 1, the top 
 
 
 def run_checked(body, block_dim, platform, gm_args, tiling, address, state, trace, ub, barrier,
-                arg_names: tuple = (), scratch: tuple = (), outputs: tuple = (), fresh: tuple = ()):
+                arg_names: tuple = (), scratch: tuple = (), outputs: tuple = (), fresh: tuple = (),
+                gm_padding: "bool | str" = False):
     """Run a checked body's lanes (``ub``: the UB pool, or one row per lane for a resident body
     synchronizing on ``barrier``) and raise KernelCheckError for the first violation, after
     putting back every GM byte the lanes wrote except in the arguments named in ``scratch``
     (fresh outputs the caller drops on failure).  Also raised when the lanes are done: garbage
     left in a GM tensor (gm-write-garbage), a byte of an argument named in ``outputs`` that no
     lane wrote (gm-output-unwritten).  Reads of unwritten bytes of the arguments named in
-    ``scratch`` or ``fresh`` (never initialized by the caller) are gm-read-unwritten-output."""
+    ``scratch`` or ``fresh`` (never initialized by the caller) are gm-read-unwritten-output.
+    ``gm_padding``: the kernel's (an access past a tensor's end is gm-past-end unless it allows it)."""
     if block_dim > MAX_CHECKED_LANES:
         raise ValueError(f"checked launches take at most {MAX_CHECKED_LANES} lanes (each GM byte's owner is a uint16 "
                          f"lane + 1, the top value a marker), got block_dim {block_dim}")
     check = np.zeros((block_dim, CHECK_SLOTS), np.int64)
     state[:, STATE_AUTO] = body.auto
-    table, regions, maps = gm_regions(gm_args, arg_names, platform.block_bytes, block_dim, scratch, outputs, fresh)
+    table, regions, maps = gm_regions(gm_args, arg_names, platform.block_bytes, block_dim, scratch, outputs, fresh,
+                                      gm_padding)
     # Interpret mode calls the rule functions as Python: no table of compiled ones.
     rules = np.zeros(0, np.uint64) if body.interpreted else rule_table()
     try:

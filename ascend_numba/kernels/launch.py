@@ -42,10 +42,12 @@ from ..host.errors import KernelError
 from ..host.platform import Platform, check_block_dim, get_platform
 from ..host.tiling import is_tiling_class, numpy_dtype, to_array
 from ..host.tiling_key import tiling_key_schema
+from ..checked.regions import GM_PADDING
 from ..memory import take_fresh
 from .._numba_compat import NumbaCompatError, compat_error_in
 from .._numba_compat.jit import compiled_code_digest, dispatcher, function_address
-from .arguments import accepts, as_gm_dtype, expected_dtypes
+from .arguments import accepts, as_gm_dtype, copy_types_agree, expected_dtypes
+from .primitives.dma import ELEMENT_TYPE_MISMATCH
 from .interpret import interpreting, python_function
 from .lane import LANE_TYPES
 from .launchers import body_signature
@@ -162,8 +164,10 @@ class KernelBody:
 
     interpreted = False
 
-    def __init__(self, dispatcher, mode: str, resident: bool = False, auto: bool = False, prints: bool = False):
+    def __init__(self, dispatcher, mode: str, resident: bool = False, auto: bool = False, prints: bool = False,
+                 arg_names: tuple = ()):
         self.dispatcher = dispatcher
+        self.arg_names = arg_names  # the kernel's GM arguments, for messages
         self.mode = mode
         self.prints = prints  # compiled with kprint / dump_tensor on: its launches get print rows
         self.resident = resident  # every lane on a thread of its own (the kernel calls sync_all)
@@ -181,6 +185,9 @@ class KernelBody:
             try:
                 self.dispatcher.compile(sig)
             except Exception as exc:
+                if ELEMENT_TYPE_MISMATCH in str(exc):
+                    raise TypeError(_mismatch_message(self.dispatcher.py_func.__name__, str(exc), gm_args,
+                                                      self.arg_names)) from None
                 compat = compat_error_in(exc)
                 if compat is None:
                     raise
@@ -211,9 +218,13 @@ class Kernel:
     layout and lane mode (plain, traced, checked)."""
 
     def __init__(self, func: Callable, tiling_key: type | None = None, nrt: bool = True, resident: bool = False,
-                 mode: str = "manual", strict: bool = True, outputs: tuple = (), dtypes: dict | None = None):
+                 mode: str = "manual", strict: bool = True, outputs: tuple = (), dtypes: dict | None = None,
+                 gm_padding: "bool | str" = False):
         if not callable(func):
             raise TypeError("kernel() expects a function")
+        if gm_padding not in GM_PADDING or isinstance(gm_padding, int) and not isinstance(gm_padding, bool):
+            raise ValueError(f"gm_padding must be False, 'read' or True, got {gm_padding!r}")
+        self.gm_padding = gm_padding
         if mode not in ("manual", "auto"):
             raise ValueError(f"kernel mode must be 'manual' or 'auto', got {mode!r}")
         self.mode = mode
@@ -231,7 +242,7 @@ class Kernel:
                             f"({', '.join(self.arg_names)})")
         self.outputs = tuple(outputs)  # every byte of these a checked launch must see written
         self._declared_dtypes = {n: np.dtype(d) for n, d in (dtypes or {}).items()}
-        self._arg_dtypes = None  # declared and inferred, on first launch (see arguments.expected_dtypes)
+        self._arg_dtypes: dict[tuple, dict] = {}  # per compile-time constants: declared and inferred
         self._constants = _constants_read(func)
         # SyncAll needs every lane resident at once: a kernel calling sync_all gets a launch that
         # runs each lane on a thread of its own (a helper calling it needs resident=True).
@@ -285,7 +296,7 @@ class Kernel:
             announce = f"{name} kernel" + (f" [{detail}]" if detail else "")
             dispatcher_ = _specialized_body(self.py_func, constants, tag, announce, self.nrt)
             found = self._bodies[cache_key] = KernelBody(dispatcher_, mode, self.resident, self.mode == "auto",
-                                                         prints)
+                                                         prints, self.arg_names)
         return found
 
     def launch(self, *args, block_dim: int, key: dict | None = None, datatype: dict | None = None,
@@ -323,11 +334,11 @@ class Kernel:
             tiling_dtype = numpy_dtype(type(args[-1]))
             tiling_bytes = to_array(args[-1])
             args = args[:-1]
-        self._check_arg_dtypes(args)
+        constants = {**key_consts, **(datatype or {})}
+        self._check_arg_dtypes(args, constants)
         gm_args = tuple(self._gm_arg(a, i) for i, a in enumerate(args))
-        return self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, block_dim, plat,
-                                    {**key_consts, **(datatype or {})}, trace=trace, checked=checked,
-                                    interpret=interpret)
+        return self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, block_dim, plat, constants, trace=trace,
+                                    checked=checked, interpret=interpret)
 
     def prepare(self, tiling_bytes: np.ndarray | None, tiling_dtype: np.dtype | None, block_dim: int,
                 platform: Platform, constants: dict | None = None, gm_bytes: int = 0) -> "PreparedLaunch":
@@ -353,20 +364,26 @@ class Kernel:
         return run_launch(body, block_dim, platform, gm_args,
                           _tiling_view(tiling_bytes, tiling_dtype),
                           trace_name=self.py_func.__name__ if trace else None, trace_info=trace_info,
-                          arg_names=self.arg_names, scratch=scratch, outputs=self.outputs, fresh=fresh)
+                          arg_names=self.arg_names, scratch=scratch, outputs=self.outputs, fresh=fresh,
+                          gm_padding=self.gm_padding)
 
-    def _check_arg_dtypes(self, args: tuple) -> None:
+    def _check_arg_dtypes(self, args: tuple, constants: dict) -> None:
         """Refuse an array argument whose element type differs from the one the kernel declares
-        for it or copies it to or from (its UB buffers' dtype), naming it, before anything runs."""
-        if self._arg_dtypes is None:
-            self._arg_dtypes = {**expected_dtypes(self.py_func), **{n: (d, f"declares it {d}") for n, d in
-                                                                       self._declared_dtypes.items()}}
+        for it or moves it through (its UB buffers' dtype, along every path with this launch's
+        compile-time constants folded), naming it, before anything runs."""
+        key = tuple(sorted(constants.items(), key=lambda kv: kv[0]))
+        expected = self._arg_dtypes.get(key)
+        if expected is None:
+            expected = self._arg_dtypes[key] = {
+                **expected_dtypes(self.py_func, constants),
+                **{n: (d, f"declares it {d}") for n, d in self._declared_dtypes.items()}}
         for name, value in zip(self.arg_names, args):
-            want = self._arg_dtypes.get(name)
+            want = expected.get(name)
             if want is None or not isinstance(value, np.ndarray):
                 continue
             dtype, why = want
-            if not accepts(dtype, value.dtype, declared=name in self._declared_dtypes):
+            declared = name in self._declared_dtypes
+            if not (accepts(dtype, value.dtype, declared=True) if declared else copy_types_agree(dtype, value.dtype)):
                 raise TypeError(f"kernel {self.py_func.__name__}: argument {name} is {value.dtype}, but the kernel "
                                 f"{why}: pass a {dtype} array (or declare @kernel(dtypes={{{name!r}: ...}}))")
 
@@ -377,6 +394,20 @@ class Kernel:
         if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
             return value
         raise TypeError(f"argument {index}: expected a numpy array or a scalar, got {type(value).__name__}")
+
+
+def _mismatch_message(kernel_name: str, error: str, gm_args: tuple, arg_names: tuple) -> str:
+    """The compiled copy's refusal (see ``dma._one_element_type``) as the user's launch: which
+    copy, and which arguments hold each side's element type."""
+    line = next(ln for ln in error.splitlines() if ELEMENT_TYPE_MISMATCH in ln)
+    detail = line[line.index("a DataCopy"):].strip()
+    words = detail.split()
+    sides = {words[-4], words[-1]}  # "got dst <a> and src <b>"
+    names = arg_names or tuple(f"#{i}" for i in range(len(gm_args)))
+    named = [f"{n} ({a.dtype})" for n, a in zip(names, gm_args) if isinstance(a, np.ndarray) and str(a.dtype) in sides]
+    return (f"kernel {kernel_name}: {detail}; the GM arguments of those types: "
+            f"{', '.join(named) or 'none'}. Pass arrays of the element type the kernel reads, or declare "
+            "@kernel(dtypes={...}) so the launch names the argument")
 
 
 def _tiling_view(tiling_bytes: np.ndarray | None, tiling_dtype: np.dtype | None) -> np.ndarray | None:
@@ -402,7 +433,7 @@ def _check_auto_rules(func: Callable, strict: bool):
 
 def kernel(func: Callable | None = None, *, tiling_key: type | None = None, nrt: bool = True,
            resident: bool = False, mode: str = "manual", strict: bool = True, outputs: tuple = (),
-           dtypes: dict | None = None):
+           dtypes: dict | None = None, gm_padding: "bool | str" = False):
     """Decorate a lane function as a :class:`Kernel` (``@kernel`` or ``@kernel(tiling_key=Key)``).
 
     ``nrt=False`` compiles the body without Numba's reference counting: faster where arrays
@@ -422,7 +453,14 @@ def kernel(func: Callable | None = None, *, tiling_key: type | None = None, nrt:
     ``dtypes``: element types of GM arguments (``{"x": np.float32}``); an argument the kernel
     copies to or from a UB buffer of a literal dtype (``alloc_buffer(ctx, n, np.float32)``) is
     expected to have that dtype unless declared.  A launch refuses a mismatching array, naming it,
-    before anything compiles or runs."""
+    before anything compiles or runs.
+
+    ``gm_padding``: whether the kernel relies on the device allocator's GM padding (a tensor's
+    bytes rounded up to the 32-byte block, plus a block): False (default), a checked launch
+    reports any read or write past a tensor's end (gm-past-end); ``"read"``, reads may reach into
+    the padding (a tail read as whole blocks, only its real bytes written back); True, writes too.
+    Plain launches never let a write past the end reach the caller's memory either way."""
+    args = (tiling_key, nrt, resident, mode, strict, outputs, dtypes, gm_padding)
     if func is None:
-        return lambda f: Kernel(f, tiling_key, nrt, resident, mode, strict, outputs, dtypes)
-    return Kernel(func, tiling_key, nrt, resident, mode, strict, outputs, dtypes)
+        return lambda f: Kernel(f, *args)
+    return Kernel(func, *args)

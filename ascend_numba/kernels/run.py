@@ -68,11 +68,11 @@ def _lane_state(block_dim: int, gm_bytes: int) -> np.ndarray:
 
 def run_launch(body: "KernelBody", block_dim: int, platform: Platform, gm_args: tuple, tiling: np.ndarray | None,
                *, trace_name: str | None = None, trace_info: dict | None = None, arg_names: tuple = (),
-               scratch: tuple = (), outputs: tuple = (), fresh: tuple = ()):
+               scratch: tuple = (), outputs: tuple = (), fresh: tuple = (), gm_padding: "bool | str" = False):
     """Run ``body`` on ``block_dim`` lanes; raise KernelError for the first failing lane, else
     return the state rows -- or, when ``trace_name`` is given, a LaunchTrace.  A checked body
     raises KernelCheckError (see :func:`ascend_numba.checked.run.run_checked`: ``arg_names``,
-    ``scratch``, ``outputs`` and ``fresh`` are its)."""
+    ``scratch``, ``outputs``, ``fresh`` and ``gm_padding`` are its)."""
     if body.interpreted and tiling is not None:
         tiling = tiling.view(np.recarray)  # Python reads the record's fields as attributes
     address = body.address(gm_args, tiling)
@@ -83,7 +83,7 @@ def run_launch(body: "KernelBody", block_dim: int, platform: Platform, gm_args: 
         state[:, STATE_PRINT] = prints.ctypes.data + np.arange(block_dim, dtype=np.int64) * prints.strides[0]
     try:
         return _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, trace_name, trace_info,
-                          (arg_names, scratch, outputs, fresh))
+                          (arg_names, scratch, outputs, fresh, gm_padding))
     finally:
         flush_prints(prints)  # what the lanes printed, lane by lane, also when the launch failed
 

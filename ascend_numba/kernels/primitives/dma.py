@@ -26,13 +26,14 @@ from ...checked.ub_shadow import (
     set_garbage, ub_aligned, ub_blocks_read_ok, ub_range_ok, ub_read_ok,
 )
 from ...host.trace import DIR_LOCAL, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER
-from ..._numba_compat.extending import TypingError, overload
+from ..._numba_compat.extending import TypingError, as_dtype, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
+from ..arguments import copy_types_agree
 from ..lane import STATE_STREAM, _address, _load_i64, _voidptr
 from .context import address, copy_direction, in_ub, trace_event, tracing
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
 
-__all__ = ["data_copy", "data_copy_pad", "gather", "copy_bytes"]
+__all__ = ["data_copy", "data_copy_pad", "gather", "copy_bytes", "check_copy_types"]
 
 PRIM_DATA_COPY = PRIMITIVE["DataCopy"]
 PRIM_DATA_COPY_PAD = PRIMITIVE["DataCopyPad"]
@@ -254,13 +255,39 @@ def check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, ta
 
 # ---- the primitives ------------------------------------------------------------------------------
 
+ELEMENT_TYPE_MISMATCH = "moves elements of one type"  # in the typing error below (launch.py names the argument)
+
+
+def check_copy_types(dst_dtype, src_dtype):
+    """Raise TypingError when a copy between these element types (Numba's) would move the wrong
+    bytes: the device's copies take one T on both sides, and a count of elements of one width
+    read through a tensor of another moves other bytes, silently."""
+    a, b = as_dtype(dst_dtype), as_dtype(src_dtype)
+    if not copy_types_agree(a, b):
+        raise TypingError(f"a DataCopy {ELEMENT_TYPE_MISMATCH} (or an unsigned view of the other's width), "
+                          f"got dst {a} and src {b}")
+
+
+def _one_element_type(dst, src):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_one_element_type, jit_options=OVERLOAD_OPTIONS)
+def _ov_one_element_type(dst, src):
+    # Checked when the kernel compiles (and per call in interpret mode), so no launch runs it.
+    check_copy_types(dst.dtype, src.dtype)
+    return lambda dst, src: None
+
+
 @jit(always_inline=True)
 def data_copy(ctx, dst, dst_off, src, src_off, count):
     """DataCopy(dst[dst_off], src[src_off], count): GM<->UB or UB<->UB, ``count`` source elements.
 
     The device requires ``count * sizeof`` to be a multiple of the 32-byte block
-    (checked mode verifies it).
+    (checked mode verifies it); ``dst`` and ``src`` have one element type (see
+    :func:`~ascend_numba.kernels.arguments.copy_types_agree`), else the kernel does not compile.
     """
+    _one_element_type(dst, src)
     n = count * src.itemsize
     if not check_transfer(ctx, PRIM_DATA_COPY, _address(dst), dst.nbytes, dst_off * dst.itemsize, _address(src),
                           src.nbytes, src_off * src.itemsize, 1, n, n, n):
@@ -286,8 +313,9 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
 
     Copies exactly ``block_len`` bytes per block.  Strides are gaps between
     blocks: in bytes on the GM side, in 32-byte blocks on the UB side, where each
-    block starts on a block boundary.
+    block starts on a block boundary.  One element type on both sides, as for DataCopy.
     """
+    _one_element_type(dst, src)
     bb = ctx.block_bytes
     src_pitch = _pitch(in_ub(ctx, src), block_len, src_stride, bb)
     dst_pitch = _pitch(in_ub(ctx, dst), block_len, dst_stride, bb)

@@ -160,7 +160,7 @@ def _as_f32(value):
 
 
 # nrt=False: the body allocates nothing, so it needs no reference counts (see launch.kernel).
-@kernel(tiling_key=AdamWKey, nrt=False, outputs=("var_out", "m_out", "v_out"))
+@kernel(tiling_key=AdamWKey, nrt=False, outputs=("var_out", "m_out", "v_out"), gm_padding="read")
 def adamw_kernel(ctx, var, m, v, grad, max_grad_norm, scalars, var_out, m_out, v_out, t):
     amsgrad = Amsgrad == 1
     # Init: this lane's blocks (big/small split) and every UB buffer, bound once.

@@ -16,7 +16,7 @@ def stage(src, dst, buf, whole, nbytes):
         dst = data_copy_pad(buf, nbytes)
 
 
-@kernel(nrt=False, outputs=("dst",))
+@kernel(nrt=False, outputs=("dst",), gm_padding="read")
 def copy_kernel(ctx, src, dst, tiling):
     start, end = big_small_lane_range(ctx, tiling.bigCores, tiling.smallBlocks, tiling.blockBytes,
                                       tiling.totalBytes)

@@ -317,7 +317,7 @@ def _process_per_row(ctx, x, y, t, geometry, in_q, out_q, buf_b):
         row += 1
 
 
-@kernel(tiling_key=TileKey, nrt=False, outputs=("y",))
+@kernel(tiling_key=TileKey, nrt=False, outputs=("y",), gm_padding="read")
 def tile_kernel(ctx, x, y, t):
     path = Path  # a compile-time constant: the other paths fold away
     # Init: the row geometry, and three UB buffers of ubSize bytes bound for the kernel's life.
