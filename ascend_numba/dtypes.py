@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 
 __all__ = ["DEVICE_DTYPES", "HALF_AND_FLOAT", "ML_DTYPES_NAMES", "FLOAT8_NAMES", "dtype_by_name", "device_dtype_name",
-           "float_bit_layout", "TYPE_ALIASES", "bfloat16"]
+           "float_bit_layout", "TYPE_ALIASES", "bfloat16", "with_default_nan"]
 
 _NUMPY_NAMES = ("float32", "float16", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                 "uint64", "bool", "complex64", "complex128")
@@ -98,3 +98,13 @@ def __getattr__(name: str):
 
         return ml_dtypes.bfloat16
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def with_default_nan(a: np.ndarray) -> np.ndarray:
+    """``a`` with every NaN replaced by the default NaN (positive, quiet, no payload: fp32
+    0x7FC00000, fp16 0x7E00, bf16 0x7FC0): the NaN policy of the vector unit's arithmetic (see
+    docs/kernels/primitives.md), for references computed with NumPy, whose NaNs are the host CPU's."""
+    a = np.asarray(a)
+    nan = np.isnan(a)
+    return np.where(nan, np.array(np.nan, a.dtype), a) if nan.any() else a
+

@@ -205,25 +205,26 @@ def test_half_twins_match_the_intrinsics_bit_for_bit(name):
     assert np.array_equal(_bits(got), _bits(want))
 
 
-@pytest.mark.parametrize("name", ["add_nan_first", "mul_nan_first", "max_element"])
-def test_element_twins_match_the_intrinsics(name):
-    element = getattr(vector, name)
-    twin = TWINS[element]
+def test_element_twins_match_the_intrinsics():
+    max_element, canonical_nan = vector.max_element, vector.canonical_nan
     pairs = _F32[:4000].reshape(2, -1)
 
     @njit
-    def compiled(a, b, out):
+    def compiled(a, b, out, canonical):
         for i in range(a.size):
-            out[i] = element(a[i], b[i])
+            out[i] = max_element(a[i], b[i])
+            canonical[i] = canonical_nan(a[i] * b[i])
 
-    want = np.empty(pairs.shape[1], np.float32)
-    compiled(pairs[0], pairs[1], want)
+    want, want_canonical = np.empty(pairs.shape[1], np.float32), np.empty(pairs.shape[1], np.float32)
+    compiled(pairs[0], pairs[1], want, want_canonical)
     with np.errstate(all="ignore"):
-        got = np.array([twin(a, b) for a, b in zip(*pairs)], np.float32)
+        got = np.array([TWINS[max_element](a, b) for a, b in zip(*pairs)], np.float32)
+        got_canonical = np.array([TWINS[canonical_nan](a * b) for a, b in zip(*pairs)], np.float32)
     assert np.array_equal(_bits(got), _bits(want))
-    if name == "max_element":
-        ints = np.array([-5, 3, 7, -9], np.int32)
-        assert [TWINS[element](a, b) for a, b in zip(ints, ints[::-1])] == [-5, 7, 7, -5]
+    assert np.array_equal(_bits(got_canonical), _bits(want_canonical))
+    assert set(_bits(want_canonical[np.isnan(want_canonical)]).tolist()) == {0x7FC00000}  # the default NaN
+    ints = np.array([-5, 3, 7, -9], np.int32)
+    assert [TWINS[max_element](a, b) for a, b in zip(ints, ints[::-1])] == [-5, 7, 7, -5]
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])

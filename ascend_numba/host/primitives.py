@@ -10,15 +10,20 @@ records and, for a vector op, the math of one element.  Everything else is deriv
 * checked mode's primitive codes and names (:mod:`.check`), the trace's event codes and
   counters (:mod:`.trace`);
 * the linter's operand roles (:mod:`ascend_numba.lint`);
-* tile fusion's ops (``kernels/primitives/fusion.py``: a fused pass inlines the element
+* tile fusion's ops (``kernels/primitives/fusion_codegen.py``: a fused pass inlines the element
   function's expression, so it computes what the primitive computes);
 * interpret mode, which runs the compiled code as Python (``kernels/interpret.py``).
 
 An element function is plain Python of numbers, one ``return`` of an expression of its
 parameters (the tile operands' values, then the scalars), so the compiler, the fusion pass and
-the interpreter read the same expression; where the CPU's own choice must be pinned (which NaN
-an fp16 Add returns), ``element`` or ``element_f16`` names an element intrinsic of
-``kernels/primitives/vector.py`` or a conversion of ``kernels/half.py`` instead.
+the interpreter read the same expression.  The expression may use only what computes the same
+bits compiled and interpreted: ``+ - * /``, unary minus, ``abs``, comparisons and ``a if c else
+b`` (:func:`element_expression` refuses anything else, such as ``np.exp``: the host's math library
+is LLVM's compiled and NumPy's interpreted, and their last bits differ).  Where the CPU's own
+choice must be pinned (which NaN an fp16 Add returns) or a function is needed (Exp, Ln),
+``element`` names an element intrinsic of ``kernels/primitives/vector.py``, a
+pinned function of ``kernels/primitives/pinned.py`` or a conversion of ``kernels/half.py``
+instead.
 
 Plain Python: no Numba here (the linter and checked mode's messages read it without compiling).
 """
@@ -48,8 +53,9 @@ class Primitive:
 
     Vector ops (``family == "vector"``): ``kind`` is ``"arith"`` (computed in fp32 for fp16
     tiles, rounded to the destination), ``"cast"`` (``element`` names the conversion, bits in and
-    out) or ``"fill"`` (the scalar itself); ``quiets``: its result is arithmetic, so a NaN
-    operand comes out quieted (False for a selection or sign change, which keeps a NaN's bits)."""
+    out) or ``"fill"`` (the scalar itself); ``quiets``: its result is arithmetic, so a NaN result
+    is the default NaN, positive and quiet, whatever NaN operands it had (the NaN policy; False for
+    a selection or sign change, which keeps a NaN's bits)."""
 
     name: str
     device: str
@@ -60,7 +66,6 @@ class Primitive:
     trace: str = ""
     kind: str = ""
     element: Callable | str | None = None
-    element_f16: str | None = None
     quiets: bool = True
 
     @property
@@ -106,14 +111,34 @@ def _scalar(value):
     return value
 
 
+# What an element expression may be made of: operations each exactly rounded (or exact), so compiled,
+# interpreted and fused code compute the same bits.
+_EXACT_NODES = (ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.UnaryOp,
+                ast.USub, ast.UAdd, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.IfExp,
+                ast.BoolOp, ast.And, ast.Or, ast.Not)
+_EXACT_CALLS = ("abs",)
+
+
 def element_expression(element: Callable) -> str:
     """An element function's expression with its parameters as ``{0}``, ``{1}``... (the fused
-    pass inlines it)."""
+    pass inlines it).  Raises ValueError for a body that is not one ``return`` of an expression
+    of exact operations (see the module doc)."""
     fdef = ast.parse(textwrap.dedent(inspect.getsource(element))).body[0]
     params = [a.arg for a in fdef.args.args]
     ret = fdef.body[0] if len(fdef.body) == 1 else None
     if not isinstance(ret, ast.Return) or ret.value is None:
         raise ValueError(f"element {element.__name__}: the body is one return of an expression")
+    for node in ast.walk(ret.value):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _EXACT_CALLS:
+            continue
+        if isinstance(node, ast.Name) and node.id not in params and node.id not in _EXACT_CALLS:
+            raise ValueError(f"element {element.__name__}: {node.id!r} is not one of its parameters")
+        if not isinstance(node, _EXACT_NODES):
+            raise ValueError(
+                f"element {element.__name__}: `{ast.unparse(node)}` is not exact arithmetic: a math library's "
+                "function gives other last bits compiled (LLVM) than interpreted (NumPy), and a fused pass would "
+                "give a third; name a pinned element function instead (kernels/primitives/pinned.py: exp_element, "
+                "ln_element, or add one there) so every form computes one implementation")
 
     class _Slots(ast.NodeTransformer):
         def visit_Name(self, node):
@@ -122,9 +147,12 @@ def element_expression(element: Callable) -> str:
     return f"({ast.unparse(_Slots().visit(ret.value))})"
 
 
-def _vector(name, device, operands, doc, element, *, kind="arith", element_f16=None, quiets=True):
+def _vector(name, device, operands, doc, element, *, kind="arith", quiets=None):
+    quiets = kind == "arith" if quiets is None else quiets  # a cast keeps a NaN's bits
+    if callable(element):
+        element_expression(element)  # refused here, at the declaration, when not exact
     return Primitive(name, device, "vector", operands, doc, "check_vector", "vector", kind=kind, element=element,
-                     element_f16=element_f16, quiets=quiets)
+                     quiets=quiets)
 
 
 _BINARY = ("dst", "src", "src1", "count")
@@ -145,12 +173,12 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     Primitive("gather", "Gather", "dma", ("dst", "src", "src1", "base", "count"),
               "Gather: ``dst[i] = src[base + offsets_bytes[i] / sizeof]`` (UB to UB).", "check_gather", "copy"),
     _vector("duplicate", "Duplicate", ("dst", "scalar", "count"), "Duplicate: fill ``dst[:count]`` with a scalar.",
-            _scalar, kind="fill", quiets=False),
+            _scalar, kind="fill"),
     _vector("adds", "Adds", _WITH_SCALAR, "Adds: ``dst = src + scalar``.", _add),
     _vector("muls", "Muls", _WITH_SCALAR, "Muls: ``dst = src * scalar``.", _mul),
-    _vector("add", "Add", _BINARY, "Add: ``dst = a + b``.", _add, element_f16="add_nan_first"),
+    _vector("add", "Add", _BINARY, "Add: ``dst = a + b``.", _add),
     _vector("sub", "Sub", _BINARY, "Sub: ``dst = a - b``.", _sub),
-    _vector("mul", "Mul", _BINARY, "Mul: ``dst = a * b``.", _mul, element_f16="mul_nan_first"),
+    _vector("mul", "Mul", _BINARY, "Mul: ``dst = a * b``.", _mul),
     _vector("div", "Div", _BINARY, "Div: ``dst = a / b`` (IEEE division, no fast reciprocal).", _div),
     _vector("vmax", "Max", _BINARY, "Max: ``dst = max(a, b)``, NaN-propagating like ``numpy.maximum``.",
             "max_element", quiets=False),
@@ -171,6 +199,11 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "SetValue: ``tensor[index] = value`` on a UB tensor, from the scalar unit.", "check_set_value", "scalar"),
     _vector("vabs", "Abs", _UNARY, "Abs: ``dst = |src|`` (the sign bit cleared, a NaN's payload kept).", _abs,
             quiets=False),
+    _vector("vexp", "Exp", _UNARY, "Exp: ``dst = e**src``, computed in float64 and rounded once to fp32 (within "
+            "0.5 + 2**-26 ULP; a NaN quieted, payload kept; fp16: the fp32 result rounded).", "exp_element"),
+    _vector("vln", "Ln", _UNARY, "Ln: ``dst = ln(src)``, computed in float64 and rounded once to fp32 (within "
+            "0.5 + 2**-26 ULP; ln(x < 0) is the positive default NaN, ln(+-0) = -inf; fp16: the fp32 result "
+            "rounded).", "ln_element"),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

@@ -6,7 +6,9 @@
 ``dma``        ``data_copy``, ``data_copy_pad``, ``gather`` and the byte copies under them
 ``preload``    ``preload``: the next tile's CopyIn, fetched over the vector ops (MTE2 ahead)
 ``vector``     the vector ops declared in ``host.primitives`` (Add, Muls, the casts...), SetValue
-``fusion``     ``vector_program``: tile fusion, a run of vector ops as one pass over the tiles
+``fusion``     ``vector_program``: tile fusion, a run of vector ops as one pass over the tiles (the
+               pass's source: ``fusion_codegen``; what it calls: ``fusion_runtime``)
+``pinned``     pinned element functions (Exp, Ln): one implementation, compiled and interpreted
 ``ttrans``     TTRANS, the tile transpose
 ``sync``       ``sync_all`` (SyncAll), the barrier across the lanes of a launch
 ``debug``      ``kprint`` (AscendC::printf) and ``dump_tensor`` (DumpTensor), printed after the launch

@@ -29,13 +29,7 @@ class _OpSpec:
     scalars: int  # scalar operands
     kind: str  # "arith", "fill" (the scalar), "cast" (bits to bits), "copy" (a DMA copy: the program's stages)
     element: str  # the expression of one element ({0}, {1}: tile values, then scalars), or the cast's conversion
-    element_f16: str | None  # the expression for fp16 destination tiles, where it differs
-    quiets: bool  # an arithmetic result: a number or a quiet NaN
-
-    @property
-    def with_scalar(self) -> bool:
-        """An op of a tile and a scalar (Adds, Muls): a NaN scalar is its NaN everywhere."""
-        return (self.tiles, self.scalars) == (1, 1)
+    quiets: bool  # an arithmetic result: a number or the default NaN (quiet)
 
 
 def _expression(element, arity: int) -> str:
@@ -45,15 +39,20 @@ def _expression(element, arity: int) -> str:
     return f"{element}({', '.join(f'{{{i}}}' for i in range(arity))})"
 
 
-OPS = {name: _OpSpec(p.tiles, p.scalars, p.kind,
-                     p.element if p.kind == "cast" else _expression(p.element, p.tiles + p.scalars),
-                     _expression(p.element_f16, p.tiles + p.scalars) if p.element_f16 else None, p.quiets)
+def _element_of(element, p) -> str:
+    # An arithmetic op's NaN result is the default NaN (the NaN policy, kernels/primitives/vector.py).
+    expression = _expression(element, p.tiles + p.scalars)
+    return f"canonical_nan({expression})" if p.quiets else expression
+
+
+OPS = {name: _OpSpec(p.tiles, p.scalars, p.kind, p.element if p.kind == "cast" else _element_of(p.element, p),
+                     p.quiets)
        for name, p in VECTOR_OPS.items()}
 # A program's CopyIn and CopyOut: the DMA primitives of host.primitives with both offsets 0 (every
 # view starts where its data does).  ``dst = data_copy(src)`` moves ``count`` elements;
 # ``dst = data_copy_pad(src, nbytes)`` exactly ``nbytes`` (one block, no strides), as a tile's
 # last part goes out.
-OPS.update({PRIMITIVES[name].name: _OpSpec(1, scalars, "copy", "", None, False)
+OPS.update({PRIMITIVES[name].name: _OpSpec(1, scalars, "copy", "", False)
             for name, scalars in (("data_copy", 0), ("data_copy_pad", 1))})
 
 # Scalar operands and flag tests: parameters combined by arithmetic, comparisons and logic.  Number

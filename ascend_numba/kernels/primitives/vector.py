@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
+from llvmlite import ir
 from numba.extending import intrinsic
 
 from ...checked.auto import enter
@@ -28,6 +29,7 @@ from .. import half
 from ..half import _is_nan, f16_to_f32, f16_to_f32_quiet, f32_to_f16
 from ..lane import _address
 from .context import address, trace_event, tracing
+from . import pinned
 from .preload import advance_preload
 
 __all__ = ["set_value", *VECTOR_OPS]
@@ -139,12 +141,12 @@ def _ov_vscalar(tensor, value):
 
 # ---- element intrinsics: where the CPU's own choice must be pinned ---------------------------------
 
-# fp16 tiles: Add and Mul of two NaNs give the first operand's (quieted), as Sub and Div do on the
-# CPU.  Left to the compiler, which may swap the operands of a commutative op, the NaN that came
-# out depended on how a loop was compiled: a fused fp16 pass (its elements interleaved) and the
-# op-by-op Compute differed on NaN pairs.  x + x of a NaN is that NaN quieted.  Not for fp32 tiles:
-# there the select cost a fused ApplyAdamW 16M fp32 ~2 ms and both paths agree as compiled (the
-# NaN of such a pair is the CPU's).
+# The NaN policy (docs/kernels/primitives.md, "Bits"): an arithmetic op whose result is a NaN
+# gives the default NaN, positive and quiet (0x7FC00000; fp16 0x7E00 and bf16 0x7FC0 after
+# rounding), whatever its operands' NaNs were.  Left to the CPU, an invalid operation's NaN is
+# negative on x86 and positive on ARM, and which NaN operand of two survives depends on the CPU
+# and on how the compiler ordered a commutative op's operands.  Selections, sign changes, copies and
+# casts keep a NaN's bits.
 
 def _element(name: str, accepted: tuple, emit, twin):
     """An intrinsic ``name(x, y)`` of two numbers of the ``accepted`` kinds, in their common type:
@@ -175,14 +177,39 @@ def _common(x, y):
     return common.type(x), common.type(y)
 
 
-# x + y, or x + x (x quieted) when x is a NaN.
-add_nan_first = _element("add_nan_first", (types.Float,),
-                         lambda b, _, x, y: b.select(_is_nan(b, x), b.fadd(x, x), b.fadd(x, y)),
-                         lambda x, y: x + x if x != x else x + y)
-# x * y, or x + x when x is a NaN.
-mul_nan_first = _element("mul_nan_first", (types.Float,),
-                         lambda b, _, x, y: b.select(_is_nan(b, x), b.fadd(x, x), b.fmul(x, y)),
-                         lambda x, y: x + x if x != x else x * y)
+_DEFAULT_NAN = {32: 0x7FC00000, 64: 0x7FF8000000000000}  # by float width: positive, quiet, payload 0
+_MANTISSA = {32: 23, 64: 52}
+
+
+def _canonical_nan_typer(typingctx, x):
+    if not isinstance(x, (types.Float, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        (v,) = args
+        if not isinstance(x, types.Float):
+            return v
+        # On the bits: LLVM takes a float NaN's payload as unspecified and folds a select of a
+        # NaN constant over a NaN test away (it may return any NaN); an integer select it keeps.
+        width = x.bitwidth
+        int_t = ir.IntType(width)
+        bits = builder.bitcast(v, int_t)
+        magnitude = builder.and_(bits, ir.Constant(int_t, (1 << (width - 1)) - 1))
+        infinity = _DEFAULT_NAN[width] - (1 << (_MANTISSA[width] - 1))
+        is_nan = builder.icmp_unsigned(">", magnitude, ir.Constant(int_t, infinity))
+        return builder.bitcast(builder.select(is_nan, ir.Constant(int_t, _DEFAULT_NAN[width]), bits), v.type)
+
+    return x(x), codegen
+
+
+def _canonical_nan_twin(x):
+    return x if x == x else type(x)(np.nan)
+
+
+# An arithmetic result: itself, or the default NaN (positive, quiet) when it is a NaN.  A select
+# on the result: the vector loops keep vectorizing.
+canonical_nan = intrinsic(_canonical_nan_typer)
+python_twin(canonical_nan)(_canonical_nan_twin)
 
 
 def _max_codegen(builder, common, a, b):
@@ -275,61 +302,38 @@ def _binary(dst, a, b, count, op, load):
             _vstore(dst, i, op(load(a, i), load(b, i)))
 
 
-def _tiles_op(op, op_f16, load):
-    """``tiles(dst, a, b, count)``: :func:`_binary` of ``op``, or of ``op_f16`` (when not None) for
-    fp16 tiles (see add_nan_first).  An overload of its own per op: the functions reach the loop
-    as constants, not as values (a function value would make every caller uncacheable)."""
-    def tiles(dst, a, b, count):
-        raise NotImplementedError  # compiled only
-
-    @overload(tiles, jit_options=OVERLOAD_OPTIONS)
-    def _ov_tiles(dst, a, b, count):
-        chosen = op_f16 if op_f16 is not None and dst.dtype == types.uint16 else op
-        return lambda dst, a, b, count: _binary(dst, a, b, count, chosen, load)
-
-    return tiles
-
-
-# Adds and Muls with a NaN scalar give the scalar's NaN, quieted, everywhere: with both operands
-# NaN the CPU's choice would depend on the compiled loop (see add_nan_first); decided once per
-# call, outside the loop.  A fused program with such a scalar runs its ops one by one (same rule).
-
 @jit(inline="always")
 def _with_scalar(dst, src, scalar, count, op, load):
-    v = _vscalar(dst, scalar)
-    if v != v:
-        _fill(dst, v + v, min(count, src.size))
-    else:
-        _unary(dst, src, v, count, op, load)
+    # The scalar as the destination's type takes it (an fp16 tile: the fp16 value nearest it).
+    _unary(dst, src, _vscalar(dst, scalar), count, op, load)
 
 
 # ---- the primitives, from their declarations (host.primitives) --------------------------------------
 
-ELEMENT_INTRINSICS = {"add_nan_first": add_nan_first, "mul_nan_first": mul_nan_first, "max_element": max_element,
-                      "sqrt_element": sqrt_element}
+ELEMENT_INTRINSICS = {"max_element": max_element, "sqrt_element": sqrt_element, "canonical_nan": canonical_nan,
+                      **pinned.ELEMENT_FUNCTIONS}
 _ELEMENTS: dict = {}
 
 
-def element_function(element, arity: int):
-    """The compiled element function of a declaration's ``element`` of ``arity`` operands: a plain
-    function compiled to inline, or a jit wrapper calling the named element intrinsic (an
-    intrinsic cannot be passed to the loops)."""
-    found = _ELEMENTS.get(element)
+def element_function(element, arity: int, canonical: bool):
+    """The compiled element function of a declaration's ``element`` of ``arity`` operands (a plain
+    function, or the name of an element intrinsic), as a jit wrapper the loops inline (an
+    intrinsic cannot be passed to them); ``canonical``: its NaN results are the default NaN (an
+    arithmetic op, ``quiets``)."""
+    found = _ELEMENTS.get((element, canonical))
     if found is None:
-        if callable(element):
-            found = jit(always_inline=True)(element)
+        inner = element if callable(element) else ELEMENT_INTRINSICS[element]
+        inner = jit(always_inline=True)(inner) if callable(element) else inner
+        # One signature per arity (no *args: a star-args tuple per call in every loop).
+        if arity == 1:
+            def call(x):
+                return canonical_nan(inner(x)) if canonical else inner(x)
         else:
-            intrinsic_ = ELEMENT_INTRINSICS[element]
-            if arity == 1:
-                def call(x):
-                    return intrinsic_(x)
-            else:
-                def call(x, y):
-                    return intrinsic_(x, y)
-
-            call.__name__ = call.__qualname__ = f"_{element}"
-            found = jit(always_inline=True)(call)
-        _ELEMENTS[element] = found
+            def call(x, y):
+                return canonical_nan(inner(x, y)) if canonical else inner(x, y)
+        name = element.__name__ if callable(element) else element
+        call.__name__ = call.__qualname__ = f"_{name}" + ("_canonical" if canonical else "")
+        found = _ELEMENTS[(element, canonical)] = jit(always_inline=True)(call)
     return found
 
 
@@ -348,8 +352,7 @@ def _arith(spec: Primitive):
     """Duplicate, and the ops that compute: fp16 tiles through fp32, rounded to the destination."""
     prim = PRIMITIVE[spec.device]
     code = EVENT[spec.name]
-    op = element_function(spec.element, spec.tiles + spec.scalars)
-    op_f16 = element_function(spec.element_f16, spec.tiles + spec.scalars) if spec.element_f16 else None
+    op = element_function(spec.element, spec.tiles + spec.scalars, spec.quiets)
     # A select or sign change keeps a NaN operand's bits, as NumPy does: its fp16 loads keep the
     # payload.  Arithmetic quiets a NaN anyway: the hardware's cheaper widening gives the same bits.
     load = _vload_operand if spec.quiets else _vload
@@ -369,14 +372,12 @@ def _arith(spec: Primitive):
             advance_preload(ctx)
             _with_scalar(dst, src, scalar, count, op, load)
     elif (spec.tiles, spec.scalars) == (2, 0):
-        tiles = _tiles_op(op, op_f16, load)
-
         def primitive(ctx, dst, a, b, count):
             if not _check_binary(ctx, prim, dst, a, b, count):
                 return
             _trace_vector(ctx, code, count, dst, a, b)
             advance_preload(ctx)
-            tiles(dst, a, b, count)
+            _binary(dst, a, b, count, op, load)
     elif (spec.tiles, spec.scalars) == (1, 0):
         def primitive(ctx, dst, src, count):
             if not _check_unary(ctx, prim, dst, src, count):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...dtypes import with_default_nan
+
 
 def _scalars(dtype, beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon):
     """Each scalar as the tensor dtype would hold it, widened to fp32."""
@@ -22,7 +24,8 @@ def apply_adamw_reference(var, m, v, beta1_power, beta2_power, lr, weight_decay,
                           grad, max_grad_norm=None, *, amsgrad=False, maximize=False, variant="seed"):
     """Return ``(var_out, m_out, v_out)`` in the inputs' dtype; the inputs are not modified.
 
-    Overflow and invalid operations give inf and NaN, as on the device, without warnings.
+    Overflow and invalid operations give inf and NaN, as on the device, without warnings; a NaN
+    is the default NaN (the NaN policy).
     """
     with np.errstate(all="ignore"):
         return _apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon, grad,
@@ -61,4 +64,5 @@ def _apply_adamw(var, m, v, beta1_power, beta2_power, lr, weight_decay, beta1, b
         var_out = var_t + (m_out / denom) * sc(step)
     else:
         raise ValueError(f"unknown variant {variant!r}")
-    return tuple(a.astype(dtype) for a in (var_out, m_out, v_out))
+    # Every output is an arithmetic result: a NaN element is the default NaN, as the vector unit's.
+    return tuple(with_default_nan(a.astype(dtype)) for a in (var_out, m_out, v_out))

@@ -1,0 +1,150 @@
+"""Every declared vector primitive gives one set of bits compiled, interpreted and fused, over each
+dtype's special values and a random sweep (issue #49 item 4).
+
+One kernel, generated from the declarations (``host.primitives``), runs every vector op on fp32
+and fp16 tiles, each as its primitive and as a one-op vector program; it compiles once and runs
+interpreted once.  A primitive declared tomorrow is in it without editing this file.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+
+import numpy as np
+import pytest
+
+from ascend_numba.host.primitives import VECTOR_OPS
+
+TILE = 512
+CASTS = {  # cast -> (source tile, destination dtype)
+    "cast_f16_to_f32": ("a16", "32"), "cast_bf16_to_f32": ("a16", "32"),
+    "cast_f32_to_f16": ("a32", "16"), "cast_f32_to_bf16": ("a32", "16"),
+}
+ARITH = [n for n, p in VECTOR_OPS.items() if p.kind != "cast"]
+
+
+def _operands(spec, width):
+    tiles = [f"a{width}", f"b{width}"][:spec.tiles]
+    return tiles, ["s"] * spec.scalars
+
+
+def _kernel_source() -> tuple[str, dict]:
+    """The module: one program per op, and the kernel; with each output slot's op and form."""
+    lines = ["import numpy as np", "import ascend_numba as an",
+             "from ascend_numba.kernels import alloc_buffer, data_copy, vector_program",
+             f"from ascend_numba.kernels import {', '.join(VECTOR_OPS)}", ""]
+    for name in ARITH:
+        tiles, scalars = _operands(VECTOR_OPS[name], "")
+        params = ", ".join([*(t for t in ("a", "b")[:len(tiles)]), "o", *scalars])
+        operands = ", ".join([*(t for t in ("a", "b")[:len(tiles)]), *scalars])
+        lines += ["@vector_program", f"def p_{name}({params}):", f"    o = {name}({operands})", ""]
+    body = [f"@an.kernel(outputs=('out32', 'out16'))", "def every_op(ctx, x32, y32, x16, y16, out32, out16, s):"]
+    for w, dt in (("32", "np.float32"), ("16", "np.uint16")):
+        body += [f"    {t}{w} = alloc_buffer(ctx, {TILE}, {dt})" for t in ("a", "b", "o")]
+        body += [f"    data_copy(ctx, a{w}, 0, x{w}, 0, {TILE})", f"    data_copy(ctx, b{w}, 0, y{w}, 0, {TILE})"]
+    slots = {"32": [], "16": []}
+    for name in ARITH:
+        spec = VECTOR_OPS[name]
+        for w in ("32", "16"):
+            tiles, scalars = _operands(spec, w)
+            body.append(f"    {name}(ctx, o{w}, {', '.join([*tiles, *scalars])}, {TILE})")
+            body.append(f"    data_copy(ctx, out{w}, {len(slots[w]) * TILE}, o{w}, 0, {TILE})")
+            slots[w].append((name, "primitive"))
+            body.append(f"    p_{name}(ctx, {TILE}, True, {', '.join([*tiles, f'o{w}', *scalars])})")
+            body.append(f"    data_copy(ctx, out{w}, {len(slots[w]) * TILE}, o{w}, 0, {TILE})")
+            slots[w].append((name, "fused"))
+    for name, (src, w) in CASTS.items():
+        body.append(f"    {name}(ctx, o{w}, {src}, {TILE})")
+        body.append(f"    data_copy(ctx, out{w}, {len(slots[w]) * TILE}, o{w}, 0, {TILE})")
+        slots[w].append((name, "primitive"))
+    return "\n".join(lines + body) + "\n", slots
+
+
+@pytest.fixture(scope="module")
+def every_op(tmp_path_factory):
+    source, slots = _kernel_source()
+    path = tmp_path_factory.mktemp("every_op") / "every_vector_op.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("every_vector_op", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.every_op, slots
+
+
+F32_SPECIALS = [0, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7FC00001,
+                0xFFA00001, 0x7F800001, 0x00000001, 0x80000001, 0x007FFFFF, 0x7F7FFFFF, 0xFF7FFFFF, 0x42B17218,
+                0xC2CFF1B5, 0x3F000000]
+F16_SPECIALS = [0, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7E01, 0xFD01, 0x7C01, 0x0001, 0x8001,
+                0x03FF, 0x7BFF, 0xFBFF, 0x4C00, 0xCC00, 0x3800]
+
+
+def _inputs(seed: int):
+    """x: the specials then random bits; y: the specials against each other (every pair of
+    specials meets somewhere in x and y) then random bits."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for specials, dtype in ((F32_SPECIALS, np.uint32), (F16_SPECIALS, np.uint16)):
+        k = len(specials)
+        pairs = np.array([(a, b) for a in specials for b in specials][:TILE], dtype)
+        rest = TILE - len(pairs)
+        x = np.concatenate([pairs[:, 0], rng.integers(0, np.iinfo(dtype).max, rest, dtype=dtype, endpoint=True)])
+        y = np.concatenate([pairs[:, 1], rng.integers(0, np.iinfo(dtype).max, rest, dtype=dtype, endpoint=True)])
+        assert k * k <= TILE
+        out += [x.view(np.float32) if dtype == np.uint32 else x, y.view(np.float32) if dtype == np.uint32 else y]
+    return out
+
+
+def _run(kernel, slots, interpret: bool, scalar: float):
+    x32, y32, x16, y16 = _inputs(7)
+    out32 = np.zeros(len(slots["32"]) * TILE, np.uint32).view(np.float32)
+    out16 = np.zeros(len(slots["16"]) * TILE, np.uint16)
+    kernel.launch(x32, y32, x16, y16, out32, out16, scalar, block_dim=1, interpret=interpret)
+    return out32.view(np.uint32).reshape(-1, TILE), out16.reshape(-1, TILE)
+
+
+@pytest.mark.parametrize("scalar", [1.5, -0.0])
+def test_every_vector_op_compiled_interpreted_and_fused_agree_bit_for_bit(every_op, scalar):
+    kernel, slots = every_op
+    compiled = _run(kernel, slots, False, scalar)
+    interpreted = _run(kernel, slots, True, scalar)
+    for w, got, want in zip(("32", "16"), compiled, interpreted):
+        for k, (name, form) in enumerate(slots[w]):
+            differ = np.flatnonzero(got[k] != want[k])
+            assert differ.size == 0, (f"{name} ({form}, fp{w}): compiled and interpreted differ at {differ.size} "
+                                      f"elements, first at {differ[0]}: {got[k][differ[0]]:#x} vs "
+                                      f"{want[k][differ[0]]:#x}")
+        by_op = {}
+        for k, (name, form) in enumerate(slots[w]):
+            by_op.setdefault(name, []).append(got[k])
+        for name, rows in by_op.items():
+            assert all(np.array_equal(rows[0], r) for r in rows[1:]), f"{name} fp{w}: fused and primitive differ"
+        _nan_policy(w, by_op)
+
+
+def _nan_policy(w: str, by_op: dict):
+    """The NaN policy's exact bits: an arithmetic op's every NaN is the default NaN (this covers
+    each invalid operation and NaN pair: the inputs meet every special with every other); Abs
+    keeps a NaN's payload with the sign cleared, Max returns its first NaN operand."""
+    x, y = (_inputs(7)[0:2] if w == "32" else _inputs(7)[2:4])
+    x, y = (a.view(np.uint32) if w == "32" else a for a in (x, y))
+    as_float = (lambda a: a.view(np.float32)) if w == "32" else (lambda a: a.view(np.float16))
+    default = 0x7FC00000 if w == "32" else 0x7E00
+    sign = 0x80000000 if w == "32" else 0x8000
+    for name, rows in by_op.items():
+        got = rows[0]
+        nan = np.isnan(as_float(got))
+        if VECTOR_OPS[name].quiets:
+            assert set(got[nan].tolist()) <= {default}, f"{name} fp{w}: a NaN that is not the default NaN"
+        elif name == "vabs":
+            assert np.array_equal(got, x & ~np.array(sign, x.dtype))
+        elif name == "vmax":
+            x_nan = np.isnan(as_float(x))
+            assert np.array_equal(got[x_nan], x[x_nan])
+            y_only = np.isnan(as_float(y)) & ~x_nan
+            assert np.array_equal(got[y_only], y[y_only])
+    invalid = {"mul": (0x7F800000, 0), "sub": (0x7F800000, 0x7F800000), "div": (0, 0)}
+    for name, (a, b) in invalid.items():  # inf * 0, inf - inf, 0 / 0
+        a, b = (v if w == "32" else {0x7F800000: 0x7C00, 0: 0}[v] for v in (a, b))
+        at = np.flatnonzero((x == a) & (y == b))
+        assert at.size and set(by_op[name][0][at].tolist()) == {default}, name
