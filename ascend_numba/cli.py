@@ -249,8 +249,9 @@ def verify(golden_file, actual_file, dtype):
 @click.option("--mode", type=click.Choice(["auto", "manual"]), default=None,
               help="Lint every kernel in this mode [default: each kernel's own, manual unless @kernel(mode=...)].")
 def lint_command(files, mode):
-    """Check the kernels in FILES (or in the .py files under a directory) against the PTO
-    AUTO-mode rules of their mode; prints path:line:col: CODE message, exits 1 on any finding."""
+    """Check the kernels in FILES (or in the .py files under a directory) against the rules of
+    their mode (an AUTO kernel all of seed 003's, a manual one the two of both modes: 3.2, 4.2);
+    prints path:line:col: CODE message, exits 1 on any finding."""
     from .lint import lint
 
     paths = [p for f in files for p in (sorted(f.rglob("*.py")) if f.is_dir() else [f])]

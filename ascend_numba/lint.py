@@ -7,9 +7,11 @@ parallelism.  This module reads a kernel's source with :mod:`ast` (nothing is co
 and reports each rule it breaks as ``path:line:col: CODE message``.
 
 Which rules apply depends on the kernel's mode (``@kernel(mode="auto" | "manual")``): AUTO
-kernels get every rule; manual kernels (the default, where the kernel places its tiles and may
-double-buffer by hand) only those that hold in both modes: tiles bound at Init (3.3), sub-tiles
-inside their parent (3.2) and no raw UB access (4.2).
+kernels get every rule; manual kernels (the default) only those that hold in both modes: sub-tiles
+inside their parent (3.2: past it the view is cut short) and UB reached through primitives only
+(4.2: checked mode sees nothing else).  The rest are AUTO's: a manual kernel places its tiles
+itself, may bind one after its first DataCopy (the Ascend C samples' LocalMemAllocator style) or
+rebind it at run time (3.3: TASSIGN), and may double-buffer by hand.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ RULES = {
     "PTO204": ("2.4", ("auto",), "no hand-written double or multi buffering in AUTO mode"),
     "PTO301": ("3.1/3.2", ("auto",), "aliases (reinterpret, sub-tiles) right after the tile's declaration"),
     "PTO302": ("3.4", ("auto",), "a tile is the target of one alias only"),
-    "PTO303": ("3.3", ("auto", "manual"), "tiles are bound once, at Init"),
+    "PTO303": ("3.3", ("auto",), "tiles are bound once, at Init"),
     "PTO304": ("3.2", ("auto", "manual"), "a sub-tile lies inside its parent tile"),
     "PTO401": ("4.1", ("auto",), "no GM -> UB load into a tile that is only a destination"),
     "PTO402": ("4.2", ("auto", "manual"), "UB tiles are read and written through primitives only"),
@@ -287,7 +289,7 @@ class _KernelLint:
                     if name is not None and self._ub(name) and id(arg) not in allowed and isinstance(
                             node.func, ast.Attribute):
                         self.add("PTO402", node, f"UB tile '{name}' passed to {_callee(node)}(): a CCE-intrinsic "
-                                                 "style access the AUTO compiler cannot see")
+                                                 "style access checked mode and the AUTO compiler cannot see")
 
     def _redundant_loads(self):
         """4.1: a GM -> UB load whose tile's next use (in source order) writes it, or that has none."""
@@ -305,11 +307,14 @@ class _KernelLint:
                     roles[root] = "src" if p in src_pos or roles.get(root) == "src" else "dst"
             uses += [(call.lineno, call.col_offset, root, r, call) for root, r in roles.items()]
         uses.sort(key=lambda u: (u[0], u[1]))
+        branches = _branches(self.func)
         for k, (_line, _col, root, role, call) in enumerate(uses):
             if role != "dst" or _callee(call) not in ("data_copy", "data_copy_pad") or len(call.args) < 4 \
                     or _base(call.args[3]) not in self.gm:
                 continue
-            after = next((u for u in uses[k + 1:] if u[2] == root), None)
+            # A use in the other branch of an if the load is in never runs after it.
+            after = next((u for u in uses[k + 1:] if u[2] == root
+                          and not _exclusive(branches[id(call)], branches[id(u[4])])), None)
             if after is None or after[3] == "dst":
                 self.add("PTO401", call, f"tile '{root}' is loaded from GM, then written before any primitive "
                                          "reads it (only a destination): drop the load; AUTO may give it the "
@@ -339,6 +344,31 @@ class _KernelLint:
 
 def _as_set(position) -> set:
     return position if isinstance(position, set) else {position}
+
+
+def _branches(func: ast.FunctionDef) -> dict:
+    """Each call's enclosing if branches: ``id(call)`` -> {``id(if)``: 0 in its body, 1 in its else}."""
+    found = {}
+
+    def visit(node, path):
+        if isinstance(node, ast.Call):
+            found[id(node)] = path
+        if isinstance(node, ast.If):
+            visit(node.test, path)
+            for branch, stmts in enumerate((node.body, node.orelse)):
+                for stmt in stmts:
+                    visit(stmt, {**path, id(node): branch})
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, path)
+
+    visit(func, {})
+    return found
+
+
+def _exclusive(a: dict, b: dict) -> bool:
+    """Whether two calls' branches (see :func:`_branches`) exclude each other."""
+    return any(b.get(node, branch) != branch for node, branch in a.items())
 
 
 def _module_programs(tree: ast.Module) -> dict:

@@ -1,9 +1,10 @@
 """The kernel linter (seed 003's AUTO-mode rules): a corpus of broken kernels, each reported with
-its code and line, clean kernels with no finding, and the three ways in (an.lint, the CLI, the
-decorator)."""
+its code and line, clean kernels with no finding, the rules each mode applies, and the three ways
+in (an.lint, the CLI, the decorator)."""
 
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 import textwrap
 import warnings
@@ -16,7 +17,7 @@ from numba import njit
 import ascend_numba as an
 from ascend_numba.cli import main
 from ascend_numba.kernels import alloc_buffer, data_copy, muls
-from ascend_numba.lint import RULES, lint_source
+from ascend_numba.lint import RULES, lint_function, lint_source
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -88,7 +89,7 @@ def k(ctx, x, y, n):
     data_copy(ctx, y, 0, v, 0, 64)
 """, "PTO302", 7),
     "alloc-in-loop": ("""
-@kernel
+@kernel(mode="auto")
 def k(ctx, x, y, n):
     for t in range(4):
         buf = alloc_buffer(ctx, 64, np.float32)  # line 5
@@ -96,7 +97,7 @@ def k(ctx, x, y, n):
         data_copy(ctx, y, t * 64, buf, 0, 64)
 """, "PTO303", 5),
     "alloc-after-copy": ("""
-@kernel
+@kernel(mode="auto")
 def k(ctx, x, y, n):
     a = alloc_buffer(ctx, 64, np.float32)
     data_copy(ctx, a, 0, x, 0, 64)
@@ -105,7 +106,7 @@ def k(ctx, x, y, n):
     data_copy(ctx, y, 0, b, 0, 64)
 """, "PTO303", 6),
     "alloc-twice": ("""
-@kernel
+@kernel(mode="auto")
 def k(ctx, x, y, n):
     a = alloc_buffer(ctx, 64, np.float32)
     a = alloc_buffer(ctx, 32, np.float32)      # line 5
@@ -210,6 +211,19 @@ def k(ctx, x, y, n):
     axpy(ctx, 64, True, a, b, b, t, 2.0)
     data_copy(ctx, y, 0, b, 0, 64)
 """,
+    "loads-in-exclusive-branches": """
+@kernel(mode="auto")
+def k(ctx, x, y, z, n):
+    a = alloc_buffer(ctx, 64, np.float32)
+    b = alloc_buffer(ctx, 64, np.float32)
+    data_copy(ctx, a, 0, x, 0, 64)
+    if n == 64:
+        data_copy(ctx, b, 0, y, 0, 64)
+    else:
+        data_copy(ctx, b, 0, x, 0, 64)
+    add(ctx, a, a, b, 64)
+    data_copy(ctx, z, 0, a, 0, 64)
+""",
     "constant-branches-at-init": """
 @kernel
 def k(ctx, x, y, n):
@@ -240,11 +254,75 @@ def test_clean_kernel_has_no_finding(name):
     assert _lint(CLEAN[name]) == []
 
 
-def test_manual_mode_applies_only_the_rules_of_both_modes():
-    source, code, _ = BROKEN["ping-pong-slot"]
-    assert _lint(source, mode="manual") == []          # double buffering is manual mode's own
-    assert [f.code for f in _lint(BROKEN["raw-index-write"][0], mode="auto")] == ["PTO402"]
-    assert {m for code in RULES for m in RULES[code][1]} == {"auto", "manual"}
+@pytest.mark.parametrize("name", list(BROKEN))
+def test_manual_mode_applies_only_the_rules_of_both_modes(name):
+    source, code, line = BROKEN[name]
+    found = [(code, line + 1)]
+    assert [(f.code, f.line) for f in _lint(source, mode="auto")] == found
+    assert [(f.code, f.line) for f in _lint(source, mode="manual")] == (found if "manual" in RULES[code][1] else [])
+
+
+def test_the_rules_of_each_mode_are_the_documented_ones():
+    """Every rule is AUTO mode's; a manual kernel keeps 3.2 and 4.2 (docs/kernels/rules.md's table)."""
+    assert {code for code, (_, modes, _) in RULES.items() if "manual" in modes} == {"PTO304", "PTO402"}
+    assert all("auto" in modes for _, modes, _ in RULES.values())
+    rows = [line.split(" | ") for line in (ROOT / "docs/kernels/rules.md").read_text().splitlines()
+            if line.startswith("| PTO")]
+    assert {row[0].lstrip("| "): row[2] for row in rows} == {
+        code: "both" if "manual" in modes else "auto" for code, (_, modes, _) in RULES.items()}
+
+
+# The Ascend C samples' static LocalMemAllocator style: a UB tensor is bound where the sample first
+# needs it, after the lane's first DataCopy (issue #49 item 3).
+ADD_CUSTOM = """import numpy as np
+
+import ascend_numba as an
+from ascend_numba.kernels import add, alloc_buffer, data_copy, kernel
+
+
+{decorator}
+def add_custom(ctx, x, y, z, n):
+    src0_local = alloc_buffer(ctx, 64, np.float32)
+    data_copy(ctx, src0_local, 0, x, 0, 64)
+    src1_local = alloc_buffer(ctx, 64, np.float32)  # line 11
+    data_copy(ctx, src1_local, 0, y, 0, 64)
+    dst_local = alloc_buffer(ctx, 64, np.float32)  # line 13
+    add(ctx, dst_local, src0_local, src1_local, 64)
+    data_copy(ctx, z, 0, dst_local, 0, 64)
+"""
+
+
+def _add_custom(tmp_path, decorator):
+    """The file holding ADD_CUSTOM under ``decorator``, and its kernel (imported from it)."""
+    path = tmp_path / "add_custom.py"
+    path.write_text(ADD_CUSTOM.format(decorator=decorator))
+    spec = importlib.util.spec_from_file_location("add_custom", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return path, module.add_custom
+
+
+@pytest.mark.parametrize("decorator", ["@kernel", "@an.kernel", '@an.kernel(outputs=("z",))'])
+def test_a_manual_kernel_may_bind_a_tile_after_its_first_data_copy(tmp_path, decorator):
+    """3.3 (tiles bound at Init) is AUTO mode's: a manual kernel places its own tiles."""
+    path, k = _add_custom(tmp_path, decorator)
+    assert k.mode == "manual"
+    assert lint_function(k.py_func, k.mode) == [] and an.lint(k) == []
+    result = CliRunner().invoke(main, ["lint", str(path)])
+    assert (result.exit_code, result.output) == (0, "")
+
+
+@pytest.mark.parametrize("decorator", ['@kernel(mode="auto", strict=False)', '@an.kernel(mode="auto", strict=False)'])
+def test_an_auto_kernel_binding_a_tile_after_its_first_data_copy_breaks_3_3(tmp_path, decorator):
+    with pytest.warns(UserWarning, match="PTO303"):
+        path, k = _add_custom(tmp_path, decorator)
+    assert k.mode == "auto"
+    assert [(f.code, f.line) for f in lint_function(k.py_func, k.mode)] == [("PTO303", 11), ("PTO303", 13)]
+    result = CliRunner().invoke(main, ["lint", str(path)])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        f"{path}:{line}:5: PTO303 tile '{name}' bound after the lane's first data movement: a tile's UB is bound "
+        "once, at Init (3.3)" for line, name in ((11, "src1_local"), (13, "dst_local"))]
 
 
 def test_every_rule_has_a_broken_kernel():
