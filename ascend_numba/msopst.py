@@ -27,7 +27,10 @@ inputs and outputs are dicts (``value`` for inputs, and ``shape``, ``dtype``, ``
 ``ori_shape``, ``ori_format``), attributes plain values.  Positional: the inputs, then the
 outputs, then the attribute values, each in the order above (an input's ``value`` may be the
 array itself; an attribute may come as ``{"value": v}``; outputs and trailing attributes may be
-left out).  Each function returns a list of NumPy arrays, one per output.
+left out).  An absent optional input may be left out or, as op_test_frame passes it, given as
+None in its place (``ApplyAdamW(var, ..., grad, None, var_out, m_out, v_out, False, False)``) or
+as its keyword; a required input given as None is an error naming it.  Each function returns a
+list of NumPy arrays, one per output.
 """
 
 from __future__ import annotations
@@ -107,14 +110,29 @@ def _is_input(value) -> bool:
     return isinstance(value, dict) and isinstance(value.get("value"), (np.ndarray, list, tuple))
 
 
+def _absent(op: str, name: str) -> None:
+    """An input given as None, op_test_frame's way of passing an absent optional input: fine for
+    an optional input, an error naming a required one."""
+    sig = SIGNATURES[op]
+    if name not in sig.optional:
+        optional = f"; optional inputs: {', '.join(sig.optional)}" if sig.optional else "; it has no optional inputs"
+        raise MsOpstError(f"{op}: input {name!r} is None, but it is required{optional}")
+
+
 def _bind(op: str, args: tuple, kwargs: dict) -> tuple[dict, dict, dict]:
     """``(inputs, outputs, attrs)`` by name from either calling style."""
     sig = SIGNATURES[op]
     inputs, outputs, attrs = {}, {}, {}
     required = [n for n in sig.inputs if n not in sig.optional]
     rest = list(args)
-    while rest and _is_input(rest[0]) and len(inputs) < len(sig.inputs):
-        inputs[sig.inputs[len(inputs)]] = rest.pop(0)
+    position = 0  # inputs are matched by position, a None included: it holds its input's place
+    while rest and position < len(sig.inputs) and (rest[0] is None or _is_input(rest[0])):
+        name, value = sig.inputs[position], rest.pop(0)
+        position += 1
+        if value is None:
+            _absent(op, name)
+        else:
+            inputs[name] = value
     while rest and isinstance(rest[0], dict) and "value" not in rest[0] and len(outputs) < len(sig.outputs):
         outputs[sig.outputs[len(outputs)]] = rest.pop(0)
     names = list(sig.attrs)
@@ -125,12 +143,12 @@ def _bind(op: str, args: tuple, kwargs: dict) -> tuple[dict, dict, dict]:
     for name, value in kwargs.items():
         if name in sig.inputs and _is_input(value):
             inputs[name] = value
+        elif name in sig.inputs and value is None and name not in inputs:  # else an output's (var, m, v)
+            _absent(op, name)
         elif name in sig.outputs:
             outputs[name] = value
         elif name in sig.attrs:
             attrs[name] = value
-        elif name in sig.inputs and value is None and name in sig.optional:
-            continue
         else:
             raise MsOpstError(f"{op}: unknown argument {name!r}; inputs {list(sig.inputs)}, outputs "
                               f"{list(sig.outputs)}, attributes {list(sig.attrs)}")
@@ -195,7 +213,7 @@ def ApplyAdamW(*args, **kwargs) -> list[np.ndarray]:  # noqa: N802
     tensors = {n: _array("ApplyAdamW", n, inputs[n]) for n in ("var", "m", "v", "grad")}
     scalars = {n: _array("ApplyAdamW", n, inputs[n]) for n in SCALAR_NAMES}
     mgn = inputs.get("max_grad_norm")
-    mgn = None if mgn is None or not _is_input(mgn) else _array("ApplyAdamW", "max_grad_norm", mgn)
+    mgn = None if mgn is None else _array("ApplyAdamW", "max_grad_norm", mgn)
     var, m, v = an.apply_adamw(tensors["var"], tensors["m"], tensors["v"], *(scalars[n] for n in SCALAR_NAMES),
                                tensors["grad"], mgn, amsgrad=bool(attrs["amsgrad"]), maximize=bool(attrs["maximize"]),
                                inplace=False)

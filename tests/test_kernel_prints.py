@@ -1,5 +1,6 @@
-"""kprint and dump_tensor: whole lines per lane, in lane order, prefixed like the device's; off
-at compile time; nothing for kernels that do not print."""
+"""kprint and dump_tensor: whole lines per lane, in lane order, prefixed like the device's (a
+format's trailing newline ends its line; fp16 and bf16 tensors dump as values when their type is
+named); off at compile time; nothing for kernels that do not print."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -136,3 +138,46 @@ def test_benchmarks_run_compiled_kernels_without_prints():
                           env={**env, "ASCEND_NUMBA_INTERPRET": "1"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "False"]
+
+
+@an.kernel
+def prints_halves(ctx, h, b, n):
+    tile = alloc_buffer(ctx, 8, np.uint16)  # fp16 as a lane holds it
+    data_copy(ctx, tile, 0, h, 0, 8)
+    kprint(ctx, "n=%d\n", n)
+    kprint(ctx, "lane %d\nof %d\n", ctx.block_idx, ctx.block_num)
+    dump_tensor(ctx, tile, 1, 4)
+    dump_tensor(ctx, tile, 2, 4, "float16")
+    dump_tensor(ctx, h, 3, 2, np.float16)
+    dump_tensor(ctx, b, 4, 4, dtype="bf16")
+
+
+@pytest.mark.parametrize("interpret", [False, True], ids=["compiled", "interpreted"])
+def test_a_trailing_newline_ends_the_line_and_fp16_bf16_dump_as_values(capfd, interpret):
+    h = np.array([-43, -17, 1, 0.5, 0, 0, 0, 0], np.float16)
+    b = np.array([-43, 1, np.nan, 0.333], ml_dtypes.bfloat16)
+    prints_halves.launch(h, b, 5, block_dim=2, interpret=interpret)
+    out = capfd.readouterr().out.splitlines()
+    want = []
+    for lane in range(2):
+        want += [f"[block {lane}] {line}" for line in (
+            "n=5", f"lane {lane}", "of 2",
+            "DumpTensor: desc=1, addr=0, data_type=uint16, position=UB, count=4",
+            "[53600, 52288, 15360, 14336]",  # without dtype: the uint16 bits
+            "DumpTensor: desc=2, addr=0, data_type=float16, position=UB, count=4",
+            "[-43. , -17. ,   1. ,   0.5]",
+            f"DumpTensor: desc=3, addr={h.ctypes.data}, data_type=float16, position=GM, count=2",
+            "[-43., -17.]",
+            f"DumpTensor: desc=4, addr={b.ctypes.data}, data_type=bfloat16, position=GM, count=4",
+            "[-43.        ,   1.        ,          nan,   0.33203125]")]  # bf16 0x3EAA, as float32
+    assert out == want
+
+
+def test_dump_tensor_refuses_a_dtype_of_another_width():
+    @an.kernel
+    def dumps_fp32_as_fp16(ctx, x):
+        buf = alloc_buffer(ctx, 8, np.float32)
+        dump_tensor(ctx, buf, 0, 8, "float16")
+
+    with pytest.raises(Exception, match="dtype float16 is 2 bytes wide; the tensor's float32 elements are 4"):
+        dumps_fp32_as_fp16.launch(np.zeros(8, np.float32), block_dim=1, interpret=True)

@@ -91,6 +91,29 @@ def test_apply_adamw_in_both_calling_styles_has_the_kernels_bits(dtype):
         assert [g.tobytes() for g in msopst.ApplyAdamW(*raw)] == [w.tobytes() for w in want]
 
 
+def test_an_absent_optional_input_may_be_none_a_required_one_may_not():
+    # op_test_frame's call: max_grad_norm absent as None, then the outputs, then amsgrad, maximize.
+    rng = np.random.default_rng(4)
+    var, m, v, grad = (rng.random(64).astype(np.float32) for _ in range(4))
+    scalars = [np.array([s], np.float32) for s in (0.729, 0.970299, 1e-3, 0.01, 0.9, 0.99, 1e-4)]
+    want = [w.tobytes() for w in an.apply_adamw(var, m, v, *scalars, grad, inplace=False)]
+    outs = [{"shape": [64], "dtype": "float32"}] * 3
+    inputs = list(map(_desc, (var, m, v, *scalars, grad)))
+    for got in (msopst.ApplyAdamW(*inputs, None, *outs, False, False), msopst.ApplyAdamW(*inputs, None),
+                msopst.ApplyAdamW(*inputs, max_grad_norm=None, amsgrad=False)):
+        assert [g.tobytes() for g in got] == want
+    required = "input 'grad' is None, but it is required; optional inputs: max_grad_norm"
+    with pytest.raises(msopst.MsOpstError, match=required):
+        msopst.ApplyAdamW(*inputs[:-1], None, None, *outs, False, False)
+    with pytest.raises(msopst.MsOpstError, match="Tile: input 'multiples' is None, but it is required; it has no"):
+        msopst.Tile(_desc(var), None)
+    for op, kwargs in (("Tile", {"x": None, "multiples": _desc(np.array([2]))}), ("TileD", {"x": None}),
+                       ("Transpose", {"x": _desc(var), "perm": None}), ("TransData", {"src": None}),
+                       ("ApplyAdamW", {"var": None})):  # var also names an output: still the input
+        with pytest.raises(msopst.MsOpstError, match=f"{op}: input '(x|perm|src|var)' is None, but it is required"):
+            getattr(msopst, op)(**kwargs)
+
+
 def test_trans_data_and_transpose():
     x = np.arange(2 * 19 * 5 * 7, dtype=np.float16).reshape(2, 19, 5, 7)
     (five,) = msopst.TransData(_desc(x), {"shape": [2, 2, 5, 7, 16]}, "NCHW", "NC1HWC0")

@@ -13,7 +13,7 @@ Records (word 0 of a row: words used; word 1: 1 when records were dropped):
 * printf: ``[1, format words, argument count, float mask, *format (UTF-8, 8 bytes a word),
   *arguments]``, an argument an int64 or a float64's bits (its mask bit set);
 * dump: ``[2, desc, count, position (0 GM, 1 UB), address, dtype words, *dtype name, *elements]``,
-  each element's bits zero-extended to a word.
+  each element's bits zero-extended to a word; the name is the type the elements are shown as.
 
 ``kernel_prints(False)`` (or ``ASCEND_NUMBA_KERNEL_PRINTS=0``) turns them off when kernels
 compile: both then compile to nothing, and no row is allocated.
@@ -28,9 +28,10 @@ import numpy as np
 from numba import literal_unroll, types
 
 from ...config import KERNEL_PRINT_WORDS
+from ...dtypes import TYPE_ALIASES, device_dtype_name, dtype_by_name
 from ..._numba_compat.extending import overload, python_twin
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..interpret import OverloadCall, python_function
+from ..interpret import python_function
 from ..lane import STATE_PRINT, _address, _load_i64, _load_i64_py, _store_i64, _store_i64_py
 from .context import in_ub
 
@@ -65,13 +66,23 @@ def _words(text: str) -> np.ndarray:
 
 def kprint(ctx, fmt, *args):
     """``AscendC::printf``: print ``fmt % args`` (C-style ``%d %f %x %s``-free conversions of
-    integers and floats) from this lane, as one line ``[block N] ...`` after the launch."""
+    integers and floats) from this lane, as one line ``[block N] ...`` after the launch.
+
+    A format's trailing newline ends its line, as Ascend C formats end (``"x=%d\\n"``: one line);
+    a newline inside it starts another line, prefixed as well."""
     raise NotImplementedError  # compiled only
 
 
-def dump_tensor(ctx, tensor, desc, count):
-    """``AscendC::DumpTensor``: the first ``count`` elements of a UB or GM tensor, with ``desc``
-    (an integer you choose), the element type and the position, printed after the launch."""
+def dump_tensor(ctx, tensor, desc, count, dtype=None):
+    """``AscendC::DumpTensor``: the first ``count`` elements of a 1-D UB or GM tensor, with
+    ``desc`` (an integer you choose), the element type and the position, printed after the launch.
+
+    ``dtype`` is the element type to show, ``DumpTensor<T>``'s ``T``: a name (a string literal:
+    ``"float16"``, ``"bfloat16"``, ``"fp16"``, ``"bf16"``, any NumPy or ml_dtypes type name) or a
+    NumPy type (``np.float16``, a ``np.dtype``), as wide as the tensor's elements.  Lanes hold fp16
+    and bf16 as their ``uint16`` bits (GM arguments, UB buffers), so nothing in the tensor tells
+    them apart from ``uint16`` data: give ``dtype`` to see their values.  Without it the tensor's
+    own element type is shown (a ``uint16`` tensor as integers)."""
     raise NotImplementedError  # compiled only
 
 
@@ -159,47 +170,81 @@ def _ov_arg_bits(value):
     return lambda value: np.int64(value)
 
 
-@overload(dump_tensor, jit_options=OVERLOAD_OPTIONS)
-def _ov_dump_tensor(ctx, tensor, desc, count):
-    if not isinstance(tensor, types.Array) or tensor.ndim != 1:
+def _layout(stored: np.dtype, ndim: int, dtype) -> tuple[np.ndarray, type]:
+    """A dump's element type name (as words) and the unsigned type of the elements' width, for a
+    tensor of ``stored`` elements shown as ``dtype`` (None, a name or a NumPy type)."""
+    if ndim != 1:
         raise TypeError("dump_tensor: the tensor must be a 1-D UB or GM tensor")
-    if not _enabled:
-        return lambda ctx, tensor, desc, count: None
-    name = _words(str(np.dtype(str(tensor.dtype))))
-    width = np.dtype(str(tensor.dtype)).itemsize
-    if width > 8:
-        raise TypeError(f"dump_tensor: {tensor.dtype} elements are wider than a word")
-    unsigned = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width]
+    shown = stored
+    if dtype is not None:
+        try:
+            shown = dtype_by_name(TYPE_ALIASES.get(dtype, dtype)) if isinstance(dtype, str) else np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"dump_tensor: dtype {dtype!r} is not a NumPy or ml_dtypes type") from None
+        if shown.itemsize != stored.itemsize:
+            raise TypeError(f"dump_tensor: dtype {shown} is {shown.itemsize} bytes wide; the tensor's {stored} "
+                            f"elements are {stored.itemsize}")
+    if shown.itemsize > 8:
+        raise TypeError(f"dump_tensor: {shown} elements are wider than a word")
+    return _words(device_dtype_name(shown)), {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[shown.itemsize]
 
-    def impl(ctx, tensor, desc, count):
-        n = max(0, min(count, tensor.size))
-        at = _reserve(ctx, 6 + name.size + n)
-        if at < 0:
-            return
-        row = _load_i64(ctx.state_addr, STATE_PRINT)
-        _store_i64(row, at, _KIND_DUMP)
-        _store_i64(row, at + 1, desc)
-        _store_i64(row, at + 2, n)
-        _store_i64(row, at + 3, 1 if in_ub(ctx, tensor) else 0)
-        _store_i64(row, at + 4, _address(tensor) - ctx.ub_addr if in_ub(ctx, tensor) else _address(tensor))
-        _store_i64(row, at + 5, name.size)
-        for k in range(name.size):
-            _store_i64(row, at + 6 + k, name[k])
-        bits = tensor.view(unsigned)
-        base = at + 6 + name.size
-        for k in range(n):
-            _store_i64(row, base + k, np.int64(bits[k]))
+
+def _dtype_argument(dtype):
+    # ``dtype`` as the compiled call types it: left out, a string literal, or a NumPy type.
+    if dtype is None or isinstance(dtype, (types.Omitted, types.NoneType)):
+        return None
+    if isinstance(dtype, types.StringLiteral):
+        return dtype.literal_value
+    if isinstance(dtype, types.NumberClass):
+        return np.dtype(str(dtype.instance_type))
+    if isinstance(dtype, types.DType):
+        return np.dtype(str(dtype.dtype))
+    raise TypeError(f"dump_tensor: dtype is {dtype}; give a string literal naming the type, or a NumPy type")
+
+
+@jit
+def _record_dump(ctx, bits, desc, count, name):
+    """Append a dump record of ``bits`` (the tensor viewed as unsigned integers of its width) shown
+    as the type named by ``name`` (its words)."""
+    n = max(0, min(count, bits.size))
+    at = _reserve(ctx, 6 + name.size + n)
+    if at < 0:
+        return
+    row = _load_i64(ctx.state_addr, STATE_PRINT)
+    _store_i64(row, at, _KIND_DUMP)
+    _store_i64(row, at + 1, desc)
+    _store_i64(row, at + 2, n)
+    _store_i64(row, at + 3, 1 if in_ub(ctx, bits) else 0)
+    _store_i64(row, at + 4, _address(bits) - ctx.ub_addr if in_ub(ctx, bits) else _address(bits))
+    _store_i64(row, at + 5, name.size)
+    for k in range(name.size):
+        _store_i64(row, at + 6 + k, name[k])
+    base = at + 6 + name.size
+    for k in range(n):
+        _store_i64(row, base + k, np.int64(bits[k]))
+
+
+@overload(dump_tensor, jit_options=OVERLOAD_OPTIONS)
+def _ov_dump_tensor(ctx, tensor, desc, count, dtype=None):
+    if not isinstance(tensor, types.Array):
+        raise TypeError("dump_tensor: the tensor must be a 1-D UB or GM tensor")
+    if isinstance(dtype, types.UnicodeType):
+        return None  # a name: Numba types the call again with its literal
+    name, unsigned = _layout(np.dtype(str(tensor.dtype)), tensor.ndim, _dtype_argument(dtype))
+    if not _enabled:
+        return lambda ctx, tensor, desc, count, dtype=None: None
+
+    def impl(ctx, tensor, desc, count, dtype=None):
+        _record_dump(ctx, tensor.view(unsigned), desc, count, name)
     return impl
 
 
-_dump_tensor_python = OverloadCall(dump_tensor, _ov_dump_tensor)
-
-
 @python_twin(dump_tensor)
-def _dump_tensor_py(ctx, tensor, desc, count):
-    # Interpret mode: the compiled dump_tensor as Python, the setting read at the call.
+def _dump_tensor_py(ctx, tensor, desc, count, dtype=None):
+    # Interpret mode: the compiled dump_tensor's record, the setting read at the call.
     if _enabled:
-        _dump_tensor_python(ctx, tensor, desc, count)
+        name, unsigned = _layout(tensor.dtype, tensor.ndim, dtype)
+        python_function(_record_dump.py_func)(ctx, tensor.view(unsigned), desc, count, name)
 
 
 # ---- the host side ------------------------------------------------------------------------------
@@ -217,8 +262,6 @@ def _format(fmt: str, values: list) -> str:
 
 def format_prints(rows: np.ndarray) -> list[str]:
     """Every lane's records as lines, lane by lane, in order."""
-    from ...dtypes import dtype_by_name
-
     lines = []
     for lane, row in enumerate(rows):
         used, dropped, at = int(row[0]), int(row[1]), _HEADER
@@ -230,13 +273,16 @@ def format_prints(rows: np.ndarray) -> list[str]:
                 raw = row[at + 4 + nfmt:at + 4 + nfmt + n]
                 values = [float(raw[i:i + 1].view(np.float64)[0]) if floats >> i & 1 else int(raw[i])
                           for i in range(n)]
-                lines += [f"[block {lane}] {part}" for part in _format(fmt, values).split("\n")]
+                # A trailing newline ends the line (Ascend C formats end with one); others split it.
+                lines += [f"[block {lane}] {part}" for part in _format(fmt.removesuffix("\n"), values).split("\n")]
                 at += 4 + nfmt + n
             else:
                 desc, n, in_ub, addr, nname = (int(v) for v in row[at + 1:at + 6])
                 dtype = dtype_by_name(_text(row[at + 6:at + 6 + nname]))
                 unsigned = f"u{dtype.itemsize}"
                 data = row[at + 6 + nname:at + 6 + nname + n].astype(unsigned).view(dtype)
+                if dtype.kind == "V":  # ml_dtypes' (bf16, fp8): as float32, exact, printed as floats are
+                    data = data.astype(np.float32)
                 lines.append(f"[block {lane}] DumpTensor: desc={desc}, addr={addr}, data_type={dtype}, "
                              f"position={'UB' if in_ub else 'GM'}, count={n}")
                 lines.append(f"[block {lane}] {np.array2string(data, separator=', ', threshold=1 << 30)}")
