@@ -35,6 +35,7 @@ _LAZY = {
     "REGISTRY": "ops", "plan_adamw": "ops.adamw.plan", "TilePlan": "ops.tile.plan", "plan_tile": "ops.tile.plan",
     "ttrans_tmp_bytes": "ops.ttrans.plan", "TTransRuleError": "ops.ttrans.plan", "bfloat16": "dtypes",
     "assert_golden": "golden.verify", "VerifyReport": "golden.verify",
+    "set_threads": "kernels.threads", "threads": "kernels.threads",
 }
 
 _EAGER = [

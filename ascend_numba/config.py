@@ -69,6 +69,15 @@ FUSION_INTERLEAVE_F16 = 8
 # a trace row is 8 * (17 + 10 * capacity) bytes per lane: 4096 makes a 48-lane trace 16 MB.
 TRACE_CAPACITY = 4096
 
+# A plain or traced launch moving less GM data than this runs its lanes on the calling thread, with
+# no parallel region (kernels/threads.py).  A region waits for every thread of its team, and with
+# one or both CPUs busy (here: a test run beside it) a descheduled worker cost 8.0 ms a launch
+# (2026-12-04, Tile fp32 x (2, 1) and ApplyAdamW fp32, 1 thread / 2 threads, ms: Tile 0.8 MB
+# 0.16 / 7.99, 12 MB 2.76 / 8.00, 24 MB 5.20 / 8.00; ApplyAdamW 3.5 MB 1.40 / 7.96, 14 MB 5.17 / 8.00).
+# Quiet, two threads take ApplyAdamW 28 MB from ~9 to ~3.7 ms; Tile gains little below ~6 MB.  At
+# 16 MB a launch is long enough that a stall costs at most about its own time.
+SERIAL_LAUNCH_BYTES = 16 << 20
+
 # ---- host-side memory (memory.py, ops) -----------------------------------------------------------
 
 # Results of at least this many bytes come from the output pool: below it glibc's heap already

@@ -135,9 +135,15 @@ def _lane_raised(state_row, result):
 
 
 @jit(python=True, parallel=True)
-def launch_lanes(block_dim, ub_pool, block_bytes, state, trace, args, tiling, body_addr):
-    """Run lanes 0..block_dim-1 in parallel, each on the UB of the host thread running it."""
-    threads = ub_pool.shape[0]
+def launch_lanes(block_dim, threads, ub_pool, block_bytes, state, trace, args, tiling, body_addr):
+    """Run lanes 0..block_dim-1 on ``threads`` host threads (``kernels.threads`` chooses, and sets
+    Numba's count to it), each lane on the UB of the thread running it: one thread runs them in
+    order on the calling thread, with no parallel region."""
+    if threads <= 1:
+        for i in range(block_dim):
+            ctx = _make_lane(i, block_dim, ub_pool[0], block_bytes, state[i], trace)
+            _lane_raised(state[i], _call_body(body_addr, ctx, args, _tiling_record(tiling)))
+        return
     per_thread = (block_dim + threads - 1) // threads
     for k in prange(per_thread * threads):
         i = _interleaved_lane(k, per_thread, threads)

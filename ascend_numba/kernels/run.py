@@ -24,6 +24,7 @@ from .launchers import launch_lanes, launcher, run_resident, run_resident_lane
 from .pools import UB_POOL
 from .primitives.debug import flush_prints
 from .primitives.sync import barrier_lanes
+from .threads import launch_threads, on_threads
 
 if TYPE_CHECKING:
     from .launch import KernelBody
@@ -53,8 +54,9 @@ class PreparedLaunch:
         if self.body.resident or self.body.prints:
             return run_launch(self.body, self.block_dim, self.platform, gm_args, self.tiling)
         state = _lane_state(self.block_dim, self.gm_bytes)
-        launch_lanes(self.block_dim, UB_POOL.get(self.platform.ub_size), self.platform.block_bytes, state, None,
-                      gm_args, self.tiling, self.body.address(gm_args, self.tiling))
+        on_threads(launch_lanes, self.block_dim, launch_threads(self.block_dim, self.gm_bytes),
+                   UB_POOL.get(self.platform.ub_size), self.platform.block_bytes, state, None, gm_args, self.tiling,
+                   self.body.address(gm_args, self.tiling))
         raise_lane_error(state, self.platform)
         return state
 
@@ -76,19 +78,21 @@ def run_launch(body: "KernelBody", block_dim: int, platform: Platform, gm_args: 
     if body.interpreted and tiling is not None:
         tiling = tiling.view(np.recarray)  # Python reads the record's fields as attributes
     address = body.address(gm_args, tiling)
-    state = _lane_state(block_dim, sum(a.nbytes for a in gm_args if isinstance(a, np.ndarray)))
+    gm_bytes = sum(a.nbytes for a in gm_args if isinstance(a, np.ndarray))
+    state = _lane_state(block_dim, gm_bytes)
     prints = None
     if body.prints:
         prints = np.zeros((block_dim, KERNEL_PRINT_WORDS), np.int64)
         state[:, STATE_PRINT] = prints.ctypes.data + np.arange(block_dim, dtype=np.int64) * prints.strides[0]
     try:
-        return _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, trace_name, trace_info,
-                          (arg_names, scratch, outputs, fresh, gm_padding))
+        return _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, gm_bytes, trace_name,
+                          trace_info, (arg_names, scratch, outputs, fresh, gm_padding))
     finally:
         flush_prints(prints)  # what the lanes printed, lane by lane, also when the launch failed
 
 
-def _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, trace_name, trace_info, checked_args):
+def _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, gm_bytes, trace_name, trace_info,
+               checked_args):
     """:func:`run_launch`'s lanes, with the state rows made."""
     capacity = TRACE_CAPACITY if trace_name else 0
     trace = np.zeros((block_dim, trace_row_length(capacity)), np.int64) if body.mode != "plain" else None
@@ -108,7 +112,9 @@ def _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, trace
         run_resident(launcher(body, run_resident_lane), block_dim, ub,
                      (platform.block_bytes, state, trace, gm_args, tiling, address, barrier))
     else:
-        launcher(body, launch_lanes)(block_dim, ub, platform.block_bytes, state, trace, gm_args, tiling, address)
+        threads = 1 if body.interpreted else launch_threads(block_dim, gm_bytes)
+        on_threads(launcher(body, launch_lanes), block_dim, threads, ub, platform.block_bytes, state, trace, gm_args,
+                   tiling, address)
     raise_lane_error(state, platform)
     if trace_name:
         return LaunchTrace(trace_name, platform, trace, state, dict(trace_info or {}))
