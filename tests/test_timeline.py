@@ -208,12 +208,12 @@ def test_data_copy_pad_is_costed_by_its_bytes_whatever_its_bursts():
     assert ends[0] == pytest.approx(ends[1])
 
 
-def test_the_readme_shows_what_seed_table_prints():
+def test_the_benchmarks_page_shows_what_seed_table_prints():
     from click.testing import CliRunner
 
     from ascend_numba.cli import main
 
-    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
-    shown = readme.split("ascend-numba seed-table\n```\n\n<!-- example: output -->\n```\n", 1)[1].split("\n```", 1)[0]
+    page = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md").read_text()
+    shown = page.split("ascend-numba seed-table\n```\n\n<!-- example: output -->\n```\n", 1)[1].split("\n```", 1)[0]
     result = CliRunner().invoke(main, ["seed-table"])
     assert result.exit_code == 0 and result.output.rstrip("\n") == shown
