@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
 
-.PHONY: setup demo test test-compat docs lint-kernels bench bench-torch bench-compare bench-report warmup clean
+.PHONY: setup demo test test-compat test-aarch64 docs lint-kernels bench bench-torch bench-compare bench-report warmup clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ demo: setup
 test-compat: setup
 	$(PY) -m pip install -q -e '.[compat]'
 	PYENV_VERSION="$$(pyenv versions --bare 2>/dev/null | tr '\n' ':')" $(VENV)/bin/nox
+
+# The ARM run (not CI): this checkout on an arm64 Debian root filesystem under qemu user-mode
+# emulation, its op/mode bits compared with this host's (scripts/test-aarch64.sh; needs root).
+test-aarch64: setup
+	scripts/test-aarch64.sh
 
 # The documentation site (docs/, mkdocs.yml) into site/, strict: a broken link or reference fails.
 docs: setup
