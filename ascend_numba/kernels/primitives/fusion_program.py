@@ -39,14 +39,10 @@ def _expression(element, arity: int) -> str:
     return f"{element}({', '.join(f'{{{i}}}' for i in range(arity))})"
 
 
-def _element_of(element, p) -> str:
-    # An arithmetic op's NaN result is the default NaN (the NaN policy, kernels/primitives/vector.py).
-    expression = _expression(element, p.tiles + p.scalars)
-    return f"canonical_nan({expression})" if p.quiets else expression
-
-
-OPS = {name: _OpSpec(p.tiles, p.scalars, p.kind, p.element if p.kind == "cast" else _element_of(p.element, p),
-                     p.quiets)
+# An arithmetic op's (``quiets``) NaN results become the default NaN where the pass stores them or
+# an op that keeps a NaN's bits reads them (fusion_codegen._Element.raw / value).
+OPS = {name: _OpSpec(p.tiles, p.scalars, p.kind,
+                     p.element if p.kind == "cast" else _expression(p.element, p.tiles + p.scalars), p.quiets)
        for name, p in VECTOR_OPS.items()}
 # A program's CopyIn and CopyOut: the DMA primitives of host.primitives with both offsets 0 (every
 # view starts where its data does).  ``dst = data_copy(src)`` moves ``count`` elements;
