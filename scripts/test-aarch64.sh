@@ -28,9 +28,10 @@ cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/ssl/certs/ca-certificates.crt"
 mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
 trap 'umount "$ROOT/proc" 2>/dev/null || true' EXIT
 
-# This checkout's files (committed or not) and this host's sums.
+# This checkout's files (committed or not; -p keeps their times, so Numba's cache in the root
+# survives a rerun) and this host's sums.
 rm -rf "$ROOT/src" && mkdir -p "$ROOT/src"
-git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$ROOT/src"
+git ls-files -co --exclude-standard -z | xargs -0 cp --parents -p -t "$ROOT/src"
 "$PY" scripts/bits_matrix.py --out "$ROOT/src/bits-host.json"
 
 start=$(date +%s)
