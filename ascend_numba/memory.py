@@ -88,6 +88,8 @@ def empty(shape, dtype) -> np.ndarray:
     """A C-contiguous uninitialized array, from the pool when it is large enough."""
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < ALIGNED_RESULT_BYTES and _state["poison"] is None:
+        return np.empty(shape, dtype)  # most calls of a harness: nothing else to decide
     if nbytes >= MIN_POOLED_BYTES and _state["limit"] > 0:
         size = -(-nbytes // _SIZE_CLASS) * _SIZE_CLASS
         slab = _take(size)

@@ -25,13 +25,15 @@ from ascend_numba.kernels.interpret import InterpretError, interpreting
 from ascend_numba.kernels.primitives import llvm, vector
 from ascend_numba.kernels.primitives.ttrans import _transpose_square
 
+interpret_module = sys.modules["ascend_numba.kernels.interpret"]  # the package's name is the function
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 # ---- the switch --------------------------------------------------------------------------------------
 
 def test_the_switch_explicit_block_and_environment(monkeypatch):
-    monkeypatch.delenv("ASCEND_NUMBA_INTERPRET", raising=False)
+    monkeypatch.setattr(interpret_module, "_ENV_DEFAULT", False)
     assert not interpreting()
     with an.interpret():
         assert interpreting()
@@ -40,12 +42,18 @@ def test_the_switch_explicit_block_and_environment(monkeypatch):
             assert not interpreting()
         assert interpreting()
     assert not interpreting()
-    monkeypatch.setenv("ASCEND_NUMBA_INTERPRET", "1")
+    assert interpret_module._open_blocks == 0
+    monkeypatch.setattr(interpret_module, "_ENV_DEFAULT", True)
     assert interpreting()
     with an.interpret(False):
         assert not interpreting()
-    monkeypatch.setenv("ASCEND_NUMBA_INTERPRET", "0")
-    assert not interpreting()
+
+
+def test_the_environment_variable_is_read_at_import():
+    code = "from ascend_numba.kernels.interpret import interpreting; print(interpreting(), interpreting(False))"
+    env = {**os.environ, "ASCEND_NUMBA_INTERPRET": "1"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "False"]
 
 
 @an.kernel

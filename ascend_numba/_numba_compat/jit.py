@@ -48,13 +48,19 @@ from numba.core.registry import CPUDispatcher
 from . import check_numba_version, public_jit_forced
 
 try:
+    from numba._dispatcher import compute_fingerprint as _compute_fingerprint
+except ImportError:  # not in this Numba: every key is the caller's own
+    def _compute_fingerprint(values):
+        raise NotImplementedError
+
+try:
     import fcntl
 except ImportError:  # not POSIX: cache writes are not serialized across processes
     fcntl = None
 
 __all__ = ["jit", "dispatcher", "JIT_OPTIONS", "OVERLOAD_OPTIONS", "TaggedCache", "compiled_code_digest",
            "KernelDispatcher", "LinkedLibrary", "compile_linked_subroutine", "function_address", "make_addressable",
-           "uses_public_jit"]
+           "uses_public_jit", "argument_key"]
 
 # error_model="numpy": x/0 gives inf/nan as on the device, not ZeroDivisionError.
 # No fastmath: results are compared bit for bit.
@@ -248,6 +254,17 @@ def function_address(cres) -> int:
         raise RuntimeError(f"{cres.fndesc.qualname} has no machine code of its own: compile it addressable "
                            "(see ascend_numba._numba_compat.jit.LinkedLibrary)")
     return address
+
+
+def argument_key(values: tuple):
+    """A hashable key that differs whenever Numba would type ``values`` differently: Numba's own
+    dispatch fingerprint (the C function its dispatcher calls on every call, a tenth of the cost
+    of reading each array's dtype and flags from Python), or None for values it cannot
+    fingerprint (the caller then keys by what it reads itself)."""
+    try:
+        return _compute_fingerprint(values)
+    except Exception:  # noqa: BLE001 - Numba raises ValueError/NotImplementedError for other objects
+        return None
 
 
 _SUBROUTINES: dict = {}  # (implementation, signature) -> its CompileResult, for this process

@@ -43,7 +43,7 @@ __all__ = [
     "int32", "uint32", "int64", "uint64", "float32",
     "MAX_ARRAY_SIZE", "FieldSpec", "TilingLayout",
     "tiling_layout", "is_tiling_class", "ctype_struct", "numpy_dtype",
-    "to_bytes", "to_array", "from_bytes",
+    "to_bytes", "to_array", "tiling_bytes", "from_bytes",
 ]
 
 MAX_ARRAY_SIZE = 2048
@@ -323,6 +323,32 @@ def to_array(instance: Any) -> np.ndarray:
     buf = record.view(np.uint8)
     buf.flags.writeable = False
     return buf
+
+
+def tiling_bytes(instance: Any) -> np.ndarray:
+    """:func:`to_array`, remembered for tilings whose fields are all plain ints and floats (most
+    of them): a kernel launched again with an equal tiling does not serialize it again."""
+    fields = getattr(instance, "__dict__", None)
+    if fields is None:
+        return to_array(instance)
+    key = [type(instance)]
+    for v in fields.values():
+        if type(v) is int:
+            key.append(v)
+        elif type(v) is float:
+            key.append(v.hex())  # -0.0 == 0.0, yet their bytes differ
+        else:
+            return to_array(instance)
+    key = tuple(key)
+    found = _SERIALIZED.get(key)
+    if found is None:
+        if len(_SERIALIZED) >= 256:
+            _SERIALIZED.clear()
+        found = _SERIALIZED[key] = to_array(instance)
+    return found
+
+
+_SERIALIZED: dict = {}  # (tiling class, its field values) -> to_array's read-only bytes
 
 
 def to_bytes(instance: Any) -> bytes:

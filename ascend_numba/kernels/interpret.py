@@ -54,20 +54,25 @@ class InterpretError(RuntimeError):
 _local = threading.local()
 
 
-def _env_default() -> bool:
-    return os.environ.get("ASCEND_NUMBA_INTERPRET", "") not in ("", "0")
+# ASCEND_NUMBA_INTERPRET is read once, at import, as Numba reads its NUMBA_* variables: reading
+# os.environ on every launch was a sixth of a small op's call.  How many interpret blocks are open
+# in any thread: while none is, a launch does not look up its thread's stack.
+_ENV_DEFAULT = os.environ.get("ASCEND_NUMBA_INTERPRET", "") not in ("", "0")
+_open_blocks = 0
+_open_blocks_lock = threading.Lock()
 
 
 def interpreting(explicit: bool | None = None) -> bool:
     """Whether a launch runs interpreted: ``explicit`` when given (an op's or a launch's
     ``interpret=``), else the innermost :func:`interpret` block of this thread, else
-    ``ASCEND_NUMBA_INTERPRET``."""
+    ``ASCEND_NUMBA_INTERPRET`` as it was when ascend_numba was imported."""
     if explicit is not None:
         return bool(explicit)
-    stack = getattr(_local, "stack", None)
-    if stack:
-        return stack[-1]
-    return _env_default()
+    if _open_blocks:
+        stack = getattr(_local, "stack", None)
+        if stack:
+            return stack[-1]
+    return _ENV_DEFAULT
 
 
 @contextlib.contextmanager
@@ -78,12 +83,17 @@ def interpret(enabled: bool = True):
         with an.interpret():
             an.tile(x, (2, 3))      # breakpoint() in the kernel stops inside a lane
     """
+    global _open_blocks
     stack = _local.__dict__.setdefault("stack", [])
     stack.append(bool(enabled))
+    with _open_blocks_lock:
+        _open_blocks += 1
     try:
         yield
     finally:
         stack.pop()
+        with _open_blocks_lock:
+            _open_blocks -= 1
 
 
 # ---- compiled objects -> what runs in their place --------------------------------------------------

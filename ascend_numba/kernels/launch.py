@@ -40,12 +40,12 @@ from numba import types
 
 from ..host.errors import KernelError
 from ..host.platform import Platform, check_block_dim, get_platform
-from ..host.tiling import is_tiling_class, numpy_dtype, to_array
+from ..host.tiling import is_tiling_class, numpy_dtype, tiling_bytes
 from ..host.tiling_key import tiling_key_schema
 from ..checked.regions import GM_PADDING
 from ..memory import take_fresh
 from .._numba_compat import NumbaCompatError, compat_error_in
-from .._numba_compat.jit import compiled_code_digest, dispatcher, function_address
+from .._numba_compat.jit import argument_key, compiled_code_digest, dispatcher, function_address
 from .arguments import accepts, as_gm_dtype, copy_types_agree, expected_dtypes
 from .primitives.dma import ELEMENT_TYPE_MISMATCH
 from .interpret import interpreting, python_function
@@ -62,13 +62,20 @@ def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
     """The flat GM view of a C-contiguous array; fp16/bf16/fp8 become uint views of their width."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"{name}: expected a numpy.ndarray, got {type(array).__name__}")
-    if array.dtype.hasobject or array.dtype.itemsize == 0:
-        raise TypeError(f"{name}: dtype {array.dtype} is not a fixed-size element type a GM tensor can hold")
+    dtype = array.dtype
+    raw = _GM_VIEWS.get(dtype)
+    if raw is None:
+        if dtype.hasobject or dtype.itemsize == 0:
+            raise TypeError(f"{name}: dtype {dtype} is not a fixed-size element type a GM tensor can hold")
+        raw = _GM_VIEWS[dtype] = as_gm_dtype(dtype)
     if not array.flags.c_contiguous:
         raise ValueError(f"{name}: GM tensors must be C-contiguous (use numpy.ascontiguousarray)")
-    flat = array.reshape(-1)
-    raw = as_gm_dtype(array.dtype)
-    return flat.view(raw) if raw != array.dtype else flat
+    flat = array if array.ndim == 1 else array.reshape(-1)
+    return flat if raw == dtype else flat.view(raw)
+
+
+# dtype -> the element type its GM view has (as_gm_dtype), for the dtypes launches have seen.
+_GM_VIEWS: dict = {}
 
 
 class KernelConstant:
@@ -152,8 +159,11 @@ def _announce_compile(what: str):
         print(f"compiling {what} (first run only)...", file=sys.stderr, flush=True)
 
 
-def _arg_key(gm_args: tuple) -> tuple:
-    # What decides the body's argument types, at a fraction of numba.typeof's cost.
+def _arg_key(gm_args: tuple):
+    """What decides the body's argument types, at a fraction of numba.typeof's cost."""
+    key = argument_key(gm_args)
+    if key is not None:
+        return key
     return tuple((a.dtype, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous) if type(a) is np.ndarray
                  else type(a) for a in gm_args)
 
@@ -243,6 +253,8 @@ class Kernel:
         self.outputs = tuple(outputs)  # every byte of these a checked launch must see written
         self._declared_dtypes = {n: np.dtype(d) for n, d in (dtypes or {}).items()}
         self._arg_dtypes: dict[tuple, dict] = {}  # per compile-time constants: declared and inferred
+        self._arg_dtypes_passed: set = set()  # (constants, argument dtypes) that passed the check
+        self._keys_seen: dict = {}  # a launch key, with its values' types -> its validated constants
         self._constants = _constants_read(func)
         # SyncAll needs every lane resident at once: a kernel calling sync_all gets a launch that
         # runs each lane on a thread of its own (a helper calling it needs resident=True).
@@ -268,7 +280,18 @@ class Kernel:
             return {}
         if key is None:
             raise TypeError(f"{self!r} is bound to {self.key_schema.key_cls.__name__}; pass a key dict")
-        return dict(self.key_schema.validate_concrete(key))
+        # A key seen before is not validated again; the values' types are in the memo's key, as a
+        # True must not pass for a 1 that did.
+        try:
+            seen_key = tuple((k, type(v), v) for k, v in key.items()) if type(key) is dict else None
+            found = self._keys_seen.get(seen_key)
+        except TypeError:  # an unhashable value: validated below, not remembered
+            seen_key = found = None
+        if found is None:
+            found = dict(self.key_schema.validate_concrete(key))
+            if seen_key is not None and len(self._keys_seen) < 1024:
+                self._keys_seen[seen_key] = found
+        return dict(found)
 
     def body(self, constants: dict, tiling_dtype: np.dtype | None, mode: str = "plain",
              interpret: bool = False) -> KernelBody:
@@ -329,15 +352,15 @@ class Kernel:
         if len(args) != len(self.arg_names):
             raise TypeError(f"{self!r} takes {len(self.arg_names)} arguments after ctx "
                             f"({', '.join(self.arg_names)}), got {len(args)}")
-        tiling_dtype, tiling_bytes = None, None
+        tiling_dtype, tiling_array = None, None
         if args and is_tiling_class(type(args[-1])):
             tiling_dtype = numpy_dtype(type(args[-1]))
-            tiling_bytes = to_array(args[-1])
+            tiling_array = tiling_bytes(args[-1])
             args = args[:-1]
         constants = {**key_consts, **(datatype or {})}
         self._check_arg_dtypes(args, constants)
         gm_args = tuple(self._gm_arg(a, i) for i, a in enumerate(args))
-        return self.launch_prepared(gm_args, tiling_bytes, tiling_dtype, block_dim, plat, constants, trace=trace,
+        return self.launch_prepared(gm_args, tiling_array, tiling_dtype, block_dim, plat, constants, trace=trace,
                                     checked=checked, interpret=interpret)
 
     def prepare(self, tiling_bytes: np.ndarray | None, tiling_dtype: np.dtype | None, block_dim: int,
@@ -372,11 +395,19 @@ class Kernel:
         for it or moves it through (its UB buffers' dtype, along every path with this launch's
         compile-time constants folded), naming it, before anything runs."""
         key = tuple(sorted(constants.items(), key=lambda kv: kv[0]))
+        passed = (key, tuple(a.dtype if isinstance(a, np.ndarray) else None for a in args))
+        if passed in self._arg_dtypes_passed:
+            return
         expected = self._arg_dtypes.get(key)
         if expected is None:
             expected = self._arg_dtypes[key] = {
                 **expected_dtypes(self.py_func, constants),
                 **{n: (d, f"declares it {d}") for n, d in self._declared_dtypes.items()}}
+        self._raise_for_arg_dtypes(args, expected)
+        if len(self._arg_dtypes_passed) < 1024:
+            self._arg_dtypes_passed.add(passed)
+
+    def _raise_for_arg_dtypes(self, args: tuple, expected: dict) -> None:
         for name, value in zip(self.arg_names, args):
             want = expected.get(name)
             if want is None or not isinstance(value, np.ndarray):

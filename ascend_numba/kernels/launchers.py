@@ -138,18 +138,29 @@ def _lane_raised(state_row, result):
 def launch_lanes(block_dim, threads, ub_pool, block_bytes, state, trace, args, tiling, body_addr):
     """Run lanes 0..block_dim-1 on ``threads`` host threads (``kernels.threads`` chooses, and sets
     Numba's count to it), each lane on the UB of the thread running it: one thread runs them in
-    order on the calling thread, with no parallel region."""
+    order on the calling thread, with no parallel region.  Returns the first lane that failed
+    (its state row holds the error), or -1."""
     if threads <= 1:
         for i in range(block_dim):
             ctx = _make_lane(i, block_dim, ub_pool[0], block_bytes, state[i], trace)
             _lane_raised(state[i], _call_body(body_addr, ctx, args, _tiling_record(tiling)))
-        return
+        return _first_failed(state)
     per_thread = (block_dim + threads - 1) // threads
     for k in prange(per_thread * threads):
         i = _interleaved_lane(k, per_thread, threads)
         if i < block_dim:
             ctx = _make_lane(i, block_dim, ub_pool[get_thread_id()], block_bytes, state[i], trace)
             _lane_raised(state[i], _call_body(body_addr, ctx, args, _tiling_record(tiling)))
+    return _first_failed(state)
+
+
+@jit
+def _first_failed(state):
+    # Here rather than in NumPy afterwards: a launch of a few elements is mostly such overheads.
+    for i in range(state.shape[0]):
+        if state[i, STATE_ERROR] != 0:
+            return i
+    return -1
 
 
 # Checked launches run the lanes one after another on one UB: the owner maps need no atomics,

@@ -24,7 +24,7 @@ from .launchers import launch_lanes, launcher, run_resident, run_resident_lane
 from .pools import UB_POOL
 from .primitives.debug import flush_prints
 from .primitives.sync import barrier_lanes
-from .threads import launch_threads, on_threads
+from .threads import always_serial, launch_threads, on_threads
 
 if TYPE_CHECKING:
     from .launch import KernelBody
@@ -37,7 +37,7 @@ class PreparedLaunch:
     calling it with the GM tensors costs little more than the lanes' work.  Ops keep one
     per problem, for harnesses that call them thousands of times on the same shapes."""
 
-    __slots__ = ("body", "block_dim", "platform", "tiling", "gm_bytes")
+    __slots__ = ("body", "block_dim", "platform", "tiling", "gm_bytes", "serial", "state_rows")
 
     def __init__(self, body: "KernelBody", block_dim: int, platform: Platform, tiling: np.ndarray | None,
                  gm_bytes: int):
@@ -46,18 +46,23 @@ class PreparedLaunch:
         self.platform = platform
         self.tiling = tiling
         self.gm_bytes = gm_bytes
+        self.serial = always_serial(block_dim, gm_bytes)
+        self.state_rows = _lane_state(block_dim, gm_bytes)  # each launch's start: copied, not rebuilt
 
     def __call__(self, gm_args: tuple) -> np.ndarray:
         """Run the lanes on ``gm_args`` (flat GM tensors and scalars); returns the state rows, or
         raises KernelError for the first failing lane."""
         take_fresh(gm_args)  # a buffer from an.empty is the kernel's from its first launch
-        if self.body.resident or self.body.prints:
-            return run_launch(self.body, self.block_dim, self.platform, gm_args, self.tiling)
-        state = _lane_state(self.block_dim, self.gm_bytes)
-        on_threads(launch_lanes, self.block_dim, launch_threads(self.block_dim, self.gm_bytes),
-                   UB_POOL.get(self.platform.ub_size), self.platform.block_bytes, state, None, gm_args, self.tiling,
-                   self.body.address(gm_args, self.tiling))
-        raise_lane_error(state, self.platform)
+        body = self.body
+        if body.resident or body.prints:
+            return run_launch(body, self.block_dim, self.platform, gm_args, self.tiling)
+        state = self.state_rows.copy()
+        threads = 1 if self.serial else launch_threads(self.block_dim, self.gm_bytes)
+        failed = on_threads(launch_lanes, self.block_dim, threads, UB_POOL.get(self.platform.ub_size),
+                            self.platform.block_bytes, state, None, gm_args, self.tiling,
+                            body.address(gm_args, self.tiling))
+        if failed >= 0:
+            raise_lane_error(state, self.platform, failed)
         return state
 
 
@@ -127,11 +132,14 @@ def _check_resident(block_dim: int, platform: Platform):
                          "a kernel that calls sync_all (SyncAll) needs every lane resident at once")
 
 
-def raise_lane_error(state: np.ndarray, platform: Platform):
-    errors = state[:, STATE_ERROR]
-    if not np.count_nonzero(errors):  # a third of .any()'s cost: this runs on every launch
-        return
-    lane = int(np.argmax(errors != 0))
+def raise_lane_error(state: np.ndarray, platform: Platform, lane: int | None = None):
+    """Raise KernelError for ``lane`` (default: the first lane whose state row holds an error;
+    none: return)."""
+    if lane is None:
+        errors = state[:, STATE_ERROR]
+        if not np.count_nonzero(errors):
+            return
+        lane = int(np.argmax(errors != 0))
     if state[lane, STATE_ERROR] == ERR_UB_CAPACITY:
         raise KernelError(
             f"lane {lane}: UB allocation of {state[lane, STATE_ERROR_DETAIL]} bytes exceeds "

@@ -7,7 +7,7 @@ import numpy as np
 from ..host.platform import check_block_dim
 from ..memory import empty
 
-__all__ = ["as_input", "check_block_dim", "check_out", "empty", "source_for"]
+__all__ = ["as_input", "byte_view", "check_block_dim", "check_out", "empty", "source_for"]
 
 
 def as_input(x) -> np.ndarray:
@@ -45,3 +45,8 @@ def source_for(arr: np.ndarray, out: np.ndarray, fresh: bool) -> np.ndarray:
     if not fresh and np.may_share_memory(src, out):
         src = src.copy()
     return src
+
+
+def byte_view(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous array's bytes, flat: what data-movement kernels take as GM tensors."""
+    return a.view(np.uint8) if a.ndim == 1 else a.reshape(-1).view(np.uint8)

@@ -49,7 +49,7 @@ def check_adamw_args(tensors: dict, scalars: dict, max_grad_norm, amsgrad: bool,
         if arr.dtype != dtype:
             raise ParamDtypeError(f"ApplyAdamW: {name} has dtype {arr.dtype}, var has {dtype}")
     for name, value in scalars.items():
-        if isinstance(value, np.ndarray) and value.dtype != dtype:
+        if type(value) is not float and isinstance(value, np.ndarray) and value.dtype != dtype:
             raise ParamDtypeError(f"ApplyAdamW: {name} has dtype {value.dtype}, var has {dtype}")
     for name, arr in arrays.items():
         if arr.shape != tensors["var"].shape:
@@ -57,7 +57,9 @@ def check_adamw_args(tensors: dict, scalars: dict, max_grad_norm, amsgrad: bool,
     values = []
     for name in SCALAR_NAMES:
         value = scalars[name]
-        if isinstance(value, np.ndarray):
+        if type(value) is float:  # the common case, first: this runs on every step of a harness
+            values.append(value)
+        elif isinstance(value, np.ndarray):
             if value.size != 1:
                 raise ParamInvalidError(f"ApplyAdamW: {name} must hold exactly one element, got {value.size}")
             values.append(value.reshape(()))

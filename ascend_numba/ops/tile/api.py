@@ -7,7 +7,7 @@ import numpy as np
 from ...config import PROBLEM_CACHE_SIZE
 from ...host.platform import get_platform
 from ...kernels.interpret import interpreting
-from .._args import as_input, check_block_dim, check_out, source_for
+from .._args import as_input, byte_view, check_block_dim, check_out, source_for
 from ..problem import Problem, problem_cache
 from .kernel import tile_kernel
 from .plan import TooManyDims, normalize_repeat_reps, normalize_tile_reps, plan_tile_normalized
@@ -119,7 +119,7 @@ def _run(arr: np.ndarray, call: _TileCall, out, trace: bool, checked: bool, inte
         return (out, None) if trace else out
     src = source_for(arr, out, fresh)
     if call.problem is not None and not (trace or checked or interpret):
-        call.problem.run((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)), interpret=False)
+        call.problem.run((byte_view(src), byte_view(out)), interpret=False)
         return out
     traces = _tile_into(src.reshape(call.padded), call.multiples, out, call.block_dim, call.platform, call.path,
                         trace, checked, fresh, interpret)
@@ -142,6 +142,6 @@ def _tile_into(src: np.ndarray, multiples: tuple, out: np.ndarray, block_dim: in
         return traces
     info = {"path": plan.path, "split_by_mult": plan.split_by_mult, "merged_shape": plan.merged_shape,
             "merged_multiples": plan.merged_multiples} if trace else None
-    result = problem.run((src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)), trace=trace,
+    result = problem.run((byte_view(src), byte_view(out)), trace=trace,
                                 checked=checked, fresh=("y",) if fresh else (), trace_info=info, interpret=interpret)
     return [result] if trace else []
