@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from ascend_numba.host.primitives import VECTOR_OPS
+from ascend_numba.host.references.vector import REFERENCES, reference
 
 TILE = 512
 CASTS = {  # cast -> (source tile, destination dtype)
@@ -122,6 +123,32 @@ def test_every_vector_op_compiled_interpreted_and_fused_agree_bit_for_bit(every_
         _nan_policy(w, by_op)
 
 
+PINNED = ("vexp", "vln", "rsqrt")  # float64 NumPy rounded once: within one ULP of the pinned kernels
+
+
+@pytest.mark.parametrize("scalar", [1.5, -0.0])
+def test_every_vector_op_matches_its_numpy_reference(every_op, scalar):
+    kernel, slots = every_op
+    x32, y32, x16, y16 = _inputs(7)
+    got32, got16 = _run(kernel, slots, False, scalar)
+    for w, got, (x, y), bits in (("32", got32, (x32, y32), np.uint32),
+                                 ("16", got16, (x16.view(np.float16), y16.view(np.float16)), np.uint16)):
+        for k, (name, form) in enumerate(slots[w]):
+            if form != "primitive" or name not in REFERENCES:
+                continue
+            spec = VECTOR_OPS[name]
+            operands = [x, y][:spec.tiles] + [scalar] * spec.scalars
+            if spec.kind == "fill":
+                operands = [x, scalar]
+            want = reference(name, *operands).view(bits)
+            diff = np.abs(got[k].astype(np.int64) - want.astype(np.int64))
+            allowed = 1 if name in PINNED else 0
+            bad = np.flatnonzero(diff > allowed)
+            assert bad.size == 0, (f"{name} fp{w}: {bad.size} elements differ from the reference, first at "
+                                   f"{bad[0]}: x={x.view(bits)[bad[0]]:#x} y={y.view(bits)[bad[0]]:#x} got "
+                                   f"{got[k][bad[0]]:#x}, want {want[bad[0]]:#x}")
+
+
 def _nan_policy(w: str, by_op: dict):
     """The NaN policy's exact bits: an arithmetic op's every NaN is the default NaN (this covers
     each invalid operation and NaN pair: the inputs meet every special with every other); Abs
@@ -138,13 +165,23 @@ def _nan_policy(w: str, by_op: dict):
             assert set(got[nan].tolist()) <= {default}, f"{name} fp{w}: a NaN that is not the default NaN"
         elif name == "vabs":
             assert np.array_equal(got, x & ~np.array(sign, x.dtype))
-        elif name == "vmax":
+        elif name == "vneg":
+            assert np.array_equal(got, x ^ np.array(sign, x.dtype))
+        elif name in ("vmax", "vmin"):
             x_nan = np.isnan(as_float(x))
             assert np.array_equal(got[x_nan], x[x_nan])
             y_only = np.isnan(as_float(y)) & ~x_nan
             assert np.array_equal(got[y_only], y[y_only])
+        elif name == "relu":
+            x_nan = np.isnan(as_float(x))
+            assert np.array_equal(got[x_nan], x[x_nan])
     invalid = {"mul": (0x7F800000, 0), "sub": (0x7F800000, 0x7F800000), "div": (0, 0)}
     for name, (a, b) in invalid.items():  # inf * 0, inf - inf, 0 / 0
         a, b = (v if w == "32" else {0x7F800000: 0x7C00, 0: 0}[v] for v in (a, b))
         at = np.flatnonzero((x == a) & (y == b))
         assert at.size and set(by_op[name][0][at].tolist()) == {default}, name
+
+
+def test_every_vector_op_has_a_reference():
+    missing = sorted(set(ARITH) - set(REFERENCES))
+    assert not missing, f"vector ops without a NumPy reference (host/references/vector.py): {missing}"

@@ -111,6 +111,22 @@ def _scalar(value):
     return value
 
 
+def _neg(x):
+    return -x
+
+
+def _reciprocal(x):
+    return 1 / x
+
+
+def _abs_sub(x, y):
+    return abs(x - y)
+
+
+def _leaky(x, alpha):
+    return x if x > 0 else x * alpha
+
+
 # What an element expression may be made of: operations each exactly rounded (or exact), so compiled,
 # interpreted and fused code compute the same bits.
 _EXACT_NODES = (ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.UnaryOp,
@@ -204,6 +220,31 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     _vector("vln", "Ln", _UNARY, "Ln: ``dst = ln(src)``, computed in float64 and rounded once to fp32 (within "
             "0.5 + 2**-26 ULP; ln(x < 0) is the positive default NaN, ln(+-0) = -inf; fp16: the fp32 result "
             "rounded).", "ln_element"),
+    # The vector API, part 1 (issue #51): element-wise ops of the count form.  Formulas: the asc-devkit
+    # docs (gitcode cann/asc-devkit 9.1.0-beta.3, docs/api/c_api/vector_compute/asc_relu.md,
+    # asc_leakyrelu.md); the choices they leave open: docs/kernels/primitives.md, "Bits".
+    _vector("vmin", "Min", _BINARY, "Min: ``dst = min(a, b)``, NaN-propagating like ``numpy.minimum`` (the "
+            "first NaN operand's bits).", "min_element", quiets=False),
+    _vector("maxs", "Maxs", _WITH_SCALAR, "Maxs: ``dst = max(src, scalar)``, as Max.", "max_element",
+            quiets=False),
+    _vector("mins", "Mins", _WITH_SCALAR, "Mins: ``dst = min(src, scalar)``, as Min.", "min_element",
+            quiets=False),
+    _vector("subs", "Subs", _WITH_SCALAR, "Subs: ``dst = src - scalar``.", _sub),
+    _vector("divs", "Divs", _WITH_SCALAR, "Divs: ``dst = src / scalar`` (IEEE division).", _div),
+    _vector("relu", "Relu", _UNARY, "Relu: ``dst = src`` where ``src > 0``, else +0 (Relu(-0.0) = +0.0); a NaN "
+            "passes with its bits.", "relu_element", quiets=False),
+    _vector("vneg", "Neg", _UNARY, "Neg: ``dst = -src`` (the sign bit flipped, a NaN's payload kept).", _neg,
+            quiets=False),
+    _vector("reciprocal", "Reciprocal", _UNARY, "Reciprocal: ``dst = 1 / src`` (IEEE division, correctly "
+            "rounded; Reciprocal(+-0) = +-inf).", _reciprocal),
+    _vector("rsqrt", "Rsqrt", _UNARY, "Rsqrt: ``dst = 1 / sqrt(src)``, computed in float64 and rounded once to "
+            "fp32 (within 0.5 + 2**-28 ULP; Rsqrt(+-0) = +-inf, Rsqrt(x < 0) the default NaN).", "rsqrt_element"),
+    _vector("add_relu", "AddRelu", _BINARY, "AddRelu: ``dst = Relu(a + b)`` (one rounding).", "add_relu_element"),
+    _vector("sub_relu", "SubRelu", _BINARY, "SubRelu: ``dst = Relu(a - b)`` (one rounding).", "sub_relu_element"),
+    _vector("abs_sub", "AbsSub", _BINARY, "AbsSub: ``dst = |a - b|``.", _abs_sub),
+    _vector("prelu", "Prelu", _BINARY, "Prelu: ``dst = a`` where ``a > 0``, else ``a * b``.", _leaky),
+    _vector("leaky_relu", "LeakyRelu", _WITH_SCALAR, "LeakyRelu: ``dst = src`` where ``src > 0``, else "
+            "``src * scalar``.", _leaky),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

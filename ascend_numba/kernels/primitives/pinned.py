@@ -10,7 +10,9 @@ rounded, so Numba and Python compute the same bits) in float64, rounded once to 
 * ``exp_element``: range reduction ``x = k ln2 + r`` (Cody-Waite, ``|r| <= ln2 / 2``), a degree-13
   Taylor polynomial, scaled by ``2**k``;
 * ``ln_element``: ``x = m 2**e`` (``m`` in ``[sqrt(1/2), sqrt(2))``), ``ln m = 2 atanh(s)`` with
-  ``s = (m - 1) / (m + 1)`` as an odd series to ``s**23``, plus ``e ln2``.
+  ``s = (m - 1) / (m + 1)`` as an odd series to ``s**23``, plus ``e ln2``;
+* ``rsqrt_element``: ``1 / sqrt(x)``, both correctly rounded in float64 (within 2**-52 relative
+  of the exact value), so the fp32 result is within 0.5 + 2**-28 ULP.
 
 Error bound, against float64's ``numpy.exp`` / ``numpy.log`` rounded to fp32: the float64 value
 is within 2**-50 relative of the exact one, so the fp32 result is the correctly rounded one but
@@ -32,7 +34,7 @@ import numpy as np
 
 from ..._numba_compat.jit import jit
 
-__all__ = ["exp_element", "ln_element", "ELEMENT_FUNCTIONS"]
+__all__ = ["exp_element", "ln_element", "rsqrt_element", "ELEMENT_FUNCTIONS"]
 
 # ln 2 split so that k * _LN2_HI is exact for |k| < 2**11 (fdlibm's constants).
 _LN2_HI = 6.93147180369123816490e-01
@@ -97,4 +99,21 @@ def ln_element(x):
     return np.float32(_ln64(np.float64(x)))
 
 
-ELEMENT_FUNCTIONS = {"exp_element": exp_element, "ln_element": ln_element}
+@jit(always_inline=True)
+def _rsqrt64(x):
+    if x != x:
+        return x + x
+    if x < 0.0:
+        return math.nan  # the default NaN (Python's math.sqrt would raise, interpreted)
+    if x == 0.0:
+        return math.copysign(math.inf, x)  # (Python's 1 / 0.0 would raise)
+    return 1.0 / math.sqrt(x)
+
+
+@jit(always_inline=True)
+def rsqrt_element(x):
+    """1 / sqrt(x) of an fp32 value, computed in float64 and rounded once to fp32 (see the module doc)."""
+    return np.float32(_rsqrt64(np.float64(x)))
+
+
+ELEMENT_FUNCTIONS = {"exp_element": exp_element, "ln_element": ln_element, "rsqrt_element": rsqrt_element}

@@ -227,6 +227,59 @@ max_element = _element("max_element", (types.Float, types.Integer), _max_codegen
                        lambda x, y: x if x >= y or x != x else y)
 
 
+def _min_codegen(builder, common, a, b):
+    if isinstance(common, types.Float):
+        keep = builder.or_(builder.fcmp_ordered("<=", a, b), _is_nan(builder, a))
+    elif common.signed:
+        keep = builder.icmp_signed("<=", a, b)
+    else:
+        keep = builder.icmp_unsigned("<=", a, b)
+    return builder.select(keep, a, b)
+
+
+# x if (x <= y or x != x) else y: NaN-propagating, like numpy.minimum; the first NaN operand.
+min_element = _element("min_element", (types.Float, types.Integer), _min_codegen,
+                       lambda x, y: x if x <= y or x != x else y)
+
+
+def _relu(builder, v):
+    """v where v > 0 or v is a NaN, else +0 of v's type."""
+    zero = ir.Constant(v.type, 0)
+    if isinstance(v.type, ir.IntType):
+        return builder.select(builder.icmp_signed(">", v, zero), v, zero)
+    return builder.select(builder.or_(builder.fcmp_ordered(">", v, zero), _is_nan(builder, v)), v, zero)
+
+
+def _relu_twin(v):
+    return v if v > 0 or v != v else type(v)(0)
+
+
+def _relu_typer(typingctx, x):
+    if not isinstance(x, (types.Float, types.Integer)):
+        return None
+    return x(x), lambda context, builder, signature, args: _relu(builder, args[0])
+
+
+# Relu keeps a NaN's bits (a selection) and gives +0 for -0.0 and every negative value.
+relu_element = intrinsic(_relu_typer)
+python_twin(relu_element)(_relu_twin)
+
+
+def _then_relu(arith_float, arith_int):
+    def emit(builder, common, a, b):
+        if isinstance(common, types.Float):
+            return _relu(builder, getattr(builder, arith_float)(a, b))
+        return _relu(builder, getattr(builder, arith_int)(a, b))
+    return emit
+
+
+# AddRelu, SubRelu: the sum or difference, then Relu (one rounding: Relu only selects).
+add_relu_element = _element("add_relu_element", (types.Float, types.Integer), _then_relu("fadd", "add"),
+                            lambda x, y: _relu_twin(x + y))
+sub_relu_element = _element("sub_relu_element", (types.Float, types.Integer), _then_relu("fsub", "sub"),
+                            lambda x, y: _relu_twin(x - y))
+
+
 def _sqrt_typer(typingctx, x):
     if not isinstance(x, types.Float):
         return None
@@ -310,8 +363,9 @@ def _with_scalar(dst, src, scalar, count, op, load):
 
 # ---- the primitives, from their declarations (host.primitives) --------------------------------------
 
-ELEMENT_INTRINSICS = {"max_element": max_element, "sqrt_element": sqrt_element, "canonical_nan": canonical_nan,
-                      **pinned.ELEMENT_FUNCTIONS}
+ELEMENT_INTRINSICS = {"max_element": max_element, "min_element": min_element, "relu_element": relu_element,
+                      "add_relu_element": add_relu_element, "sub_relu_element": sub_relu_element,
+                      "sqrt_element": sqrt_element, "canonical_nan": canonical_nan, **pinned.ELEMENT_FUNCTIONS}
 _ELEMENTS: dict = {}
 
 
