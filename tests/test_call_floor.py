@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import ascend_numba as an
+from ascend_numba.host import tiling as tiling_module
 from ascend_numba.host.tiling import tiling_bytes, to_array
 from ascend_numba.kernels import as_gm
 
@@ -26,16 +27,27 @@ class _Tiling:
     scale: float
 
 
-def test_remembered_tiling_bytes_follow_every_field_and_the_sign_of_zero():
+def test_remembered_tiling_bytes_follow_every_field_and_the_sign_of_zero(monkeypatch):
+    serialized = []
+    monkeypatch.setattr(tiling_module, "to_array", lambda t: serialized.append(t) or to_array(t))
     t = _Tiling(4, 0.0)
     first = tiling_bytes(t)
     assert np.array_equal(first, to_array(t)) and not first.flags.writeable
-    assert tiling_bytes(_Tiling(4, 0.0)) is first  # an equal tiling: not serialized again
+    assert np.array_equal(tiling_bytes(_Tiling(4, 0.0)), first) and len(serialized) == 1  # not serialized again
     assert not np.array_equal(tiling_bytes(_Tiling(4, -0.0)), first)
     t.n = 5  # the same instance, changed
     assert np.array_equal(tiling_bytes(t), to_array(t))
     with pytest.raises(an.InvalidVal):
         tiling_bytes(_Tiling(1 << 70, 1.0))
+    assert not np.array_equal(tiling_bytes(_Tiling(1, float("nan"))), tiling_bytes(_Tiling(1, -float("nan"))))
+
+
+def test_remembered_tiling_bytes_are_fresh_and_keyed_by_field_name():
+    first, again = tiling_bytes(_Tiling(2, 3.0)), tiling_bytes(_Tiling(2, 3.0))
+    assert first is not again and not np.shares_memory(first, again)  # a kernel may write its record
+    swapped = object.__new__(_Tiling)  # attributes set in another order than the fields
+    swapped.scale, swapped.n = 3.0, 2
+    assert np.array_equal(tiling_bytes(swapped), to_array(_Tiling(2, 3.0)))
 
 
 def _launch(x, y, z, tiling, **key):
@@ -75,3 +87,8 @@ def test_gm_views_follow_the_dtype_and_refuse_what_they_refused():
         as_gm(np.zeros((4, 4), np.float16)[:, ::2])
     with pytest.raises(TypeError, match="fixed-size"):
         as_gm(np.zeros(3, object))
+    # Numba's dispatch key does not tell byte orders apart: a big-endian array is refused, not
+    # run through the little-endian body.
+    as_gm(np.zeros(3, "<u4"))
+    with pytest.raises(TypeError, match="byte order"):
+        as_gm(np.zeros(3, ">u4"))

@@ -257,10 +257,10 @@ def function_address(cres) -> int:
 
 
 def argument_key(values: tuple):
-    """A hashable key that differs whenever Numba would type ``values`` differently: Numba's own
-    dispatch fingerprint (the C function its dispatcher calls on every call, a tenth of the cost
-    of reading each array's dtype and flags from Python), or None for values it cannot
-    fingerprint (the caller then keys by what it reads itself)."""
+    """Numba's own dispatch fingerprint of ``values`` (the C function its dispatcher calls on every
+    call, a tenth of the cost of reading each array's dtype and flags from Python), or None for
+    values it cannot fingerprint (the caller then keys by what it reads itself).  It tells apart
+    what Numba types apart except byte order: callers pass native-order arrays only."""
     try:
         return _compute_fingerprint(values)
     except Exception:  # noqa: BLE001 - Numba raises ValueError/NotImplementedError for other objects

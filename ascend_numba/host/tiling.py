@@ -33,6 +33,7 @@ import functools
 import gc
 import inspect
 import os
+import struct
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -326,17 +327,17 @@ def to_array(instance: Any) -> np.ndarray:
 
 
 def tiling_bytes(instance: Any) -> np.ndarray:
-    """:func:`to_array`, remembered for tilings whose fields are all plain ints and floats (most
-    of them): a kernel launched again with an equal tiling does not serialize it again."""
-    fields = getattr(instance, "__dict__", None)
-    if fields is None:
-        return to_array(instance)
-    key = [type(instance)]
-    for v in fields.values():
+    """:func:`to_array` (a fresh copy), remembered for tilings whose fields are all plain ints and
+    floats (most of them): a kernel launched again with an equal tiling does not serialize it
+    again.  Fresh, because a kernel can write its tiling record, as device code can."""
+    layout = tiling_layout(type(instance))
+    key = [layout.cls]
+    for spec in layout.fields:
+        v = getattr(instance, spec.name)
         if type(v) is int:
             key.append(v)
         elif type(v) is float:
-            key.append(v.hex())  # -0.0 == 0.0, yet their bytes differ
+            key.append(struct.pack("<d", v))  # its bits: -0.0 == 0.0 and a NaN's sign differ in bytes
         else:
             return to_array(instance)
     key = tuple(key)
@@ -345,10 +346,12 @@ def tiling_bytes(instance: Any) -> np.ndarray:
         if len(_SERIALIZED) >= 256:
             _SERIALIZED.clear()
         found = _SERIALIZED[key] = to_array(instance)
-    return found
+    copy = found.copy()
+    copy.flags.writeable = False
+    return copy
 
 
-_SERIALIZED: dict = {}  # (tiling class, its field values) -> to_array's read-only bytes
+_SERIALIZED: dict = {}  # (tiling class, its field values in layout order) -> to_array's bytes
 
 
 def to_bytes(instance: Any) -> bytes:

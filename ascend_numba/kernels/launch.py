@@ -67,6 +67,9 @@ def as_gm(array: np.ndarray, name: str = "tensor") -> np.ndarray:
     if raw is None:
         if dtype.hasobject or dtype.itemsize == 0:
             raise TypeError(f"{name}: dtype {dtype} is not a fixed-size element type a GM tensor can hold")
+        if not dtype.isnative:
+            raise TypeError(f"{name}: dtype {dtype} is not in this host's byte order; the device's tensors "
+                            "are little-endian (use array.astype(array.dtype.newbyteorder('=')))")
         raw = _GM_VIEWS[dtype] = as_gm_dtype(dtype)
     if not array.flags.c_contiguous:
         raise ValueError(f"{name}: GM tensors must be C-contiguous (use numpy.ascontiguousarray)")

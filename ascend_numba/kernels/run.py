@@ -24,7 +24,7 @@ from .launchers import launch_lanes, launcher, run_resident, run_resident_lane
 from .pools import UB_POOL
 from .primitives.debug import flush_prints
 from .primitives.sync import barrier_lanes
-from .threads import always_serial, launch_threads, on_threads
+from .threads import launch_threads, on_threads
 
 if TYPE_CHECKING:
     from .launch import KernelBody
@@ -37,7 +37,7 @@ class PreparedLaunch:
     calling it with the GM tensors costs little more than the lanes' work.  Ops keep one
     per problem, for harnesses that call them thousands of times on the same shapes."""
 
-    __slots__ = ("body", "block_dim", "platform", "tiling", "gm_bytes", "serial", "state_rows")
+    __slots__ = ("body", "block_dim", "platform", "tiling", "gm_bytes", "state_rows")
 
     def __init__(self, body: "KernelBody", block_dim: int, platform: Platform, tiling: np.ndarray | None,
                  gm_bytes: int):
@@ -46,7 +46,6 @@ class PreparedLaunch:
         self.platform = platform
         self.tiling = tiling
         self.gm_bytes = gm_bytes
-        self.serial = always_serial(block_dim, gm_bytes)
         self.state_rows = _lane_state(block_dim, gm_bytes)  # each launch's start: copied, not rebuilt
 
     def __call__(self, gm_args: tuple) -> np.ndarray:
@@ -57,7 +56,7 @@ class PreparedLaunch:
         if body.resident or body.prints:
             return run_launch(body, self.block_dim, self.platform, gm_args, self.tiling)
         state = self.state_rows.copy()
-        threads = 1 if self.serial else launch_threads(self.block_dim, self.gm_bytes)
+        threads = launch_threads(self.block_dim, self.gm_bytes)
         failed = on_threads(launch_lanes, self.block_dim, threads, UB_POOL.get(self.platform.ub_size),
                             self.platform.block_bytes, state, None, gm_args, self.tiling,
                             body.address(gm_args, self.tiling))

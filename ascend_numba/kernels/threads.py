@@ -28,7 +28,7 @@ import numba
 
 from ..config import SERIAL_LAUNCH_BYTES
 
-__all__ = ["threads", "set_threads", "available_cpus", "launch_threads", "always_serial", "on_threads", "use_threads"]
+__all__ = ["threads", "set_threads", "available_cpus", "launch_threads", "on_threads", "use_threads"]
 
 _ENV = "ASCEND_NUMBA_THREADS"
 _chosen: int | None = None  # set_threads' value (None: ASCEND_NUMBA_THREADS, else the CPUs available)
@@ -112,14 +112,9 @@ def set_threads(n: int | None) -> use_threads:
 
 def launch_threads(block_dim: int, gm_bytes: int) -> int:
     """The host threads a launch of ``block_dim`` lanes moving ``gm_bytes`` of GM data runs on."""
-    if always_serial(block_dim, gm_bytes):
+    if gm_bytes < SERIAL_LAUNCH_BYTES:
         return 1
     return min(threads(), block_dim)
-
-
-def always_serial(block_dim: int, gm_bytes: int) -> bool:
-    """Whether such a launch runs on the calling thread whatever :func:`set_threads` says."""
-    return gm_bytes < SERIAL_LAUNCH_BYTES or block_dim <= 1
 
 
 def on_threads(launch, block_dim: int, threads: int, *args):
