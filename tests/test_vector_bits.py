@@ -47,7 +47,7 @@ def _kernel_source() -> tuple[str, dict]:
     slots = {"32": [], "16": []}
     for name in ARITH:
         spec = VECTOR_OPS[name]
-        for w in ("32", "16"):
+        for w in ("16",) if spec.kind == "bits" else ("32", "16"):  # integer logic: the 16-bit tiles
             tiles, scalars = _operands(spec, w)
             body.append(f"    {name}(ctx, o{w}, {', '.join([*tiles, *scalars])}, {TILE})")
             body.append(f"    data_copy(ctx, out{w}, {len(slots[w]) * TILE}, o{w}, 0, {TILE})")
@@ -137,7 +137,8 @@ def test_every_vector_op_matches_its_numpy_reference(every_op, scalar):
             if form != "primitive" or name not in REFERENCES:
                 continue
             spec = VECTOR_OPS[name]
-            operands = [x, y][:spec.tiles] + [scalar] * spec.scalars
+            tiles = [x.view(bits), y.view(bits)] if spec.kind == "bits" else [x, y]
+            operands = tiles[:spec.tiles] + [scalar] * spec.scalars
             if spec.kind == "fill":
                 operands = [x, scalar]
             want = reference(name, *operands).view(bits)

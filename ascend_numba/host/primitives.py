@@ -53,7 +53,8 @@ class Primitive:
 
     Vector ops (``family == "vector"``): ``kind`` is ``"arith"`` (computed in fp32 for fp16
     tiles, rounded to the destination), ``"cast"`` (``element`` names the conversion, bits in and
-    out) or ``"fill"`` (the scalar itself); ``quiets``: its result is arithmetic, so a NaN result
+    out), ``"bits"`` (integer and logical ops on the stored bits: a uint16 tile is 16 bits, not
+    fp16) or ``"fill"`` (the scalar itself); ``quiets``: its result is arithmetic, so a NaN result
     is the default NaN, positive and quiet, whatever NaN operands it had (the NaN policy; False for
     a selection or sign change, which keeps a NaN's bits)."""
 
@@ -127,11 +128,23 @@ def _leaky(x, alpha):
     return x if x > 0 else x * alpha
 
 
+def _and(x, y):
+    return x & y
+
+
+def _or(x, y):
+    return x | y
+
+
+def _not(x):
+    return ~x
+
+
 # What an element expression may be made of: operations each exactly rounded (or exact), so compiled,
 # interpreted and fused code compute the same bits.
 _EXACT_NODES = (ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.UnaryOp,
                 ast.USub, ast.UAdd, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.IfExp,
-                ast.BoolOp, ast.And, ast.Or, ast.Not)
+                ast.BoolOp, ast.And, ast.Or, ast.Not, ast.BitAnd, ast.BitOr, ast.Invert)
 _EXACT_CALLS = ("abs",)
 
 
@@ -164,7 +177,7 @@ def element_expression(element: Callable) -> str:
 
 
 def _vector(name, device, operands, doc, element, *, kind="arith", quiets=None):
-    quiets = kind == "arith" if quiets is None else quiets  # a cast keeps a NaN's bits
+    quiets = kind == "arith" if quiets is None else quiets  # a cast or a bits op keeps a NaN's bits
     if callable(element):
         element_expression(element)  # refused here, at the declaration, when not exact
     return Primitive(name, device, "vector", operands, doc, "check_vector", "vector", kind=kind, element=element,
@@ -245,6 +258,16 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     _vector("prelu", "Prelu", _BINARY, "Prelu: ``dst = a`` where ``a > 0``, else ``a * b``.", _leaky),
     _vector("leaky_relu", "LeakyRelu", _WITH_SCALAR, "LeakyRelu: ``dst = src`` where ``src > 0``, else "
             "``src * scalar``.", _leaky),
+    _vector("vand", "And", _BINARY, "And: ``dst = a & b``, bitwise (int16 / uint16 tiles: their bits).", _and,
+            kind="bits"),
+    _vector("vor", "Or", _BINARY, "Or: ``dst = a | b``, bitwise (int16 / uint16 tiles: their bits).", _or,
+            kind="bits"),
+    _vector("vnot", "Not", _UNARY, "Not: ``dst = ~src``, bitwise (int16 / uint16 tiles: their bits).", _not,
+            kind="bits"),
+    _vector("ands", "Ands", _WITH_SCALAR, "Ands: ``dst = src & scalar``, bitwise (the scalar as the tile's "
+            "integer type).", _and, kind="bits"),
+    _vector("ors", "Ors", _WITH_SCALAR, "Ors: ``dst = src | scalar``, bitwise (the scalar as the tile's integer "
+            "type).", _or, kind="bits"),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

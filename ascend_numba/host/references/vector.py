@@ -6,7 +6,8 @@ the whole tiles writes.  The rules they spell out (docs/kernels/primitives.md, "
 
 * fp16 tiles compute in fp32 and round once to fp16; a scalar first becomes the tile's type;
 * arithmetic's NaN results are the default NaN (:func:`~ascend_numba.dtypes.with_default_nan`);
-* selections and sign changes (Max, Min, Relu, Abs, Neg) move the chosen operand's bits.
+* selections and sign changes (Max, Min, Relu, Abs, Neg) move the chosen operand's bits;
+* bits ops (And, Or, Not, Ands, Ors) take the integer tiles themselves (a uint16 tile's bits).
 
 Exp, Ln and Rsqrt are float64 NumPy rounded once to fp32: the pinned kernels agree within one
 ULP (tests/test_vector_bits.py), not bit for bit (a float64 value within 2**-26 ULP of a tie).
@@ -92,6 +93,12 @@ REFERENCES = {
     "abs_sub": lambda a, b: _arith(lambda x, y: np.abs(x - y), a, b),
     "prelu": lambda a, b: _arith(lambda x, y: np.where(x > 0, x, x * y), a, b),
     "leaky_relu": lambda a, s: _arith(lambda x, alpha: np.where(x > 0, x, x * alpha), a, scalar=s),
+    # Bits ops take integer tiles (fp16 data as its uint16 bits); a scalar becomes the tile's type.
+    "vand": lambda a, b: a & b,
+    "vor": lambda a, b: a | b,
+    "vnot": lambda a: ~a,
+    "ands": lambda a, s: a & a.dtype.type(s),
+    "ors": lambda a, s: a | a.dtype.type(s),
 }
 
 

@@ -142,6 +142,12 @@ class _Element:
                 self.lines.append(f"{indent}_r_{s.dst} = _dt_{s.dst}({spec.element}({self.raw(s.tiles[0], forms)}))")
                 forms[s.dst] = "raw"
                 continue
+            if spec.kind == "bits":  # integer logic on the stored bits (a uint16 tile's, not fp16's)
+                a = [self.raw(t, forms) for t in s.tiles]
+                result = spec.element.format(*a, *([self.scalar_of[id(s)]] if spec.scalars else []))
+                self.lines.append(f"{indent}_r_{s.dst} = _dt_{s.dst}({result})")
+                forms[s.dst] = "raw"
+                continue
             # A result that is a number or a quiet NaN (the CPU's arithmetic) is rounded with the
             # hardware's conversions alone (see kernels.half); a selection may be a signalling NaN.
             quiet = spec.quiets
@@ -402,10 +408,10 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
             scalar_of[id(s)] = f"_s{k}"
             # As _vscalar takes it: a fp16 tile's scalar is the fp16 value nearest it.
             value = ast.unparse(s.scalars[0])
-            scalar_lines.append(f"    _s{k} = f32_round_f16(np.float32({value}))" if s.dst in half
-                                else f"    _s{k} = _dt_{s.dst}({value})")
+            scalar_lines.append(f"    _s{k} = f32_round_f16(np.float32({value}))"
+                                if s.dst in half and OPS[s.op].kind != "bits" else f"    _s{k} = _dt_{s.dst}({value})")
     # Chains of fp16 roundings run FUSION_INTERLEAVE_F16 elements side by side (see config).
-    ways = FUSION_INTERLEAVE_F16 if any(OPS[s.op].kind not in ("cast", "copy") and s.dst in half
+    ways = FUSION_INTERLEAVE_F16 if any(OPS[s.op].kind not in ("cast", "copy", "bits") and s.dst in half
                                         for s in ops_of(body)) else 1
     # A whole block's CopyOut runs as a loop of its own after the block's element loop, from the
     # UB tiles the element loop stored (staged): a loop reading a tensor and writing it in place

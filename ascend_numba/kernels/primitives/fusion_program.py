@@ -27,7 +27,8 @@ class _OpSpec:
 
     tiles: int  # tile operands
     scalars: int  # scalar operands
-    kind: str  # "arith", "fill" (the scalar), "cast" (bits to bits), "copy" (a DMA copy: the program's stages)
+    kind: str  # "arith", "fill" (the scalar), "cast" (bits to bits), "bits" (integer logic on the stored bits),
+    # "copy" (a DMA copy: the program's stages)
     element: str  # the expression of one element ({0}, {1}: tile values, then scalars), or the cast's conversion
     quiets: bool  # an arithmetic result: a number or the default NaN (quiet)
 

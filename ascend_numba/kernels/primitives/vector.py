@@ -102,6 +102,20 @@ def _vscalar(tensor, value):
     raise NotImplementedError  # compiled only
 
 
+@jit(always_inline=True)
+def _bits_load(tensor, i):
+    return tensor[i]
+
+
+@jit(always_inline=True)
+def _bits_store(tensor, i, value):
+    tensor[i] = value  # the tile's integer type: a wider intermediate wraps, as 16-bit logic does
+
+
+def _bits_scalar(tensor, value):
+    raise NotImplementedError  # compiled only
+
+
 @overload(_vload, jit_options=OVERLOAD_OPTIONS)
 def _ov_vload(tensor, i):
     if tensor.dtype == types.uint16:
@@ -128,6 +142,12 @@ def _ov_vstore(tensor, i, value):
     def store(tensor, i, value):
         tensor[i] = value
     return store
+
+
+@overload(_bits_scalar, jit_options=OVERLOAD_OPTIONS)
+def _ov_bits_scalar(tensor, value):
+    dtype = tensor.dtype
+    return lambda tensor, value: dtype(value)
 
 
 @overload(_vscalar, jit_options=OVERLOAD_OPTIONS)
@@ -318,47 +338,41 @@ def _fill(dst, value, count):
 
 
 @jit(inline="always")
-def _map(dst, src, count, op, load):
+def _map(dst, src, count, op, load, store):
     # An op of one tile (Sqrt).
     n = min(count, dst.size, src.size)
     if _address(dst) == _address(src):
         for i in range(n):
-            _vstore(dst, i, op(load(dst, i)))
+            store(dst, i, op(load(dst, i)))
     else:
         for i in range(n):
-            _vstore(dst, i, op(load(src, i)))
+            store(dst, i, op(load(src, i)))
 
 
 @jit(inline="always")
-def _unary(dst, src, scalar, count, op, load):
+def _unary(dst, src, scalar, count, op, load, store):
     # An op of a tile and a scalar (Adds, Muls).
     n = min(count, dst.size, src.size)
     if _address(dst) == _address(src):
         for i in range(n):
-            _vstore(dst, i, op(load(dst, i), scalar))
+            store(dst, i, op(load(dst, i), scalar))
     else:
         for i in range(n):
-            _vstore(dst, i, op(load(src, i), scalar))
+            store(dst, i, op(load(src, i), scalar))
 
 
 @jit(inline="always")
-def _binary(dst, a, b, count, op, load):
+def _binary(dst, a, b, count, op, load, store):
     # In place on the first operand (t = op(t, x), the common form) gets a loop of its own, which
     # vectorizes; any other overlap takes the general loop, whose overlap check then runs it
     # element by element (each element is read before it is written: still exact).
     n = min(count, dst.size, a.size, b.size)
     if _address(dst) == _address(a):
         for i in range(n):
-            _vstore(dst, i, op(load(dst, i), load(b, i)))
+            store(dst, i, op(load(dst, i), load(b, i)))
     else:
         for i in range(n):
-            _vstore(dst, i, op(load(a, i), load(b, i)))
-
-
-@jit(inline="always")
-def _with_scalar(dst, src, scalar, count, op, load):
-    # The scalar as the destination's type takes it (an fp16 tile: the fp16 value nearest it).
-    _unary(dst, src, _vscalar(dst, scalar), count, op, load)
+            store(dst, i, op(load(a, i), load(b, i)))
 
 
 # ---- the primitives, from their declarations (host.primitives) --------------------------------------
@@ -409,7 +423,12 @@ def _arith(spec: Primitive):
     op = element_function(spec.element, spec.tiles + spec.scalars, spec.quiets)
     # A select or sign change keeps a NaN operand's bits, as NumPy does: its fp16 loads keep the
     # payload.  Arithmetic quiets a NaN anyway: the hardware's cheaper widening gives the same bits.
-    load = _vload_operand if spec.quiets else _vload
+    # A bits op reads and writes the stored integers (a uint16 tile is not fp16 to it).
+    bits = spec.kind == "bits"
+    load = _bits_load if bits else _vload_operand if spec.quiets else _vload
+    store = _bits_store if bits else _vstore
+    # The scalar as the destination's type takes it (an fp16 tile: the fp16 value nearest it).
+    scalar_as = _bits_scalar if bits else _vscalar
     if spec.kind == "fill":
         def primitive(ctx, dst, value, count):
             if not check_vector(ctx, prim, count, _address(dst), dst.nbytes, dst.itemsize, 0, 0, NO_OPERAND, 0, 0,
@@ -424,21 +443,21 @@ def _arith(spec: Primitive):
                 return
             _trace_vector(ctx, code, count, dst, src, src)
             advance_preload(ctx)
-            _with_scalar(dst, src, scalar, count, op, load)
+            _unary(dst, src, scalar_as(dst, scalar), count, op, load, store)
     elif (spec.tiles, spec.scalars) == (2, 0):
         def primitive(ctx, dst, a, b, count):
             if not _check_binary(ctx, prim, dst, a, b, count):
                 return
             _trace_vector(ctx, code, count, dst, a, b)
             advance_preload(ctx)
-            _binary(dst, a, b, count, op, load)
+            _binary(dst, a, b, count, op, load, store)
     elif (spec.tiles, spec.scalars) == (1, 0):
         def primitive(ctx, dst, src, count):
             if not _check_unary(ctx, prim, dst, src, count):
                 return
             _trace_vector(ctx, code, count, dst, src, src)
             advance_preload(ctx)
-            _map(dst, src, count, op, load)
+            _map(dst, src, count, op, load, store)
     else:
         raise ValueError(f"vector op {spec.name}: {spec.tiles} tile and {spec.scalars} scalar operands "
                          "have no loop here")
