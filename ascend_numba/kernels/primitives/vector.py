@@ -216,7 +216,9 @@ def _canonical_nan_typer(typingctx, x):
         bits = builder.bitcast(v, int_t)
         magnitude = builder.and_(bits, ir.Constant(int_t, (1 << (width - 1)) - 1))
         infinity = _DEFAULT_NAN[width] - (1 << (_MANTISSA[width] - 1))
-        is_nan = builder.icmp_unsigned(">", magnitude, ir.Constant(int_t, infinity))
+        # Signed: the magnitude has no sign bit, and a signed vector compare is one instruction
+        # where an unsigned one is emulated (AVX2), a sixth of a fused ApplyAdamW pass at 16M.
+        is_nan = builder.icmp_signed(">", magnitude, ir.Constant(int_t, infinity))
         return builder.bitcast(builder.select(is_nan, ir.Constant(int_t, _DEFAULT_NAN[width]), bits), v.type)
 
     return x(x), codegen
