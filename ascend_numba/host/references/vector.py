@@ -62,6 +62,15 @@ def _relu(a):
     return _select((a > 0) | np.isnan(a), a, 0)
 
 
+def _shift(a, scalar, left: bool):
+    """A shift by a count of the tile's type; a count outside 0..width-1 shifts every bit out."""
+    width = 8 * a.dtype.itemsize
+    count = int(np.array(a.dtype.type(scalar)).astype(f"u{a.dtype.itemsize}"))
+    if count >= width:
+        return np.where(a < 0, a, 0).astype(a.dtype) >> (width - 1) if not left else np.zeros_like(a)
+    return (a << a.dtype.type(count)) if left else (a >> a.dtype.type(count))
+
+
 def _scalar_of(a, scalar):
     return a.dtype.type(np.float32(scalar))  # a number enters a vector op as fp32, then the tile's type
 
@@ -99,6 +108,8 @@ REFERENCES = {
     "vnot": lambda a: ~a,
     "ands": lambda a, s: a & a.dtype.type(s),
     "ors": lambda a, s: a | a.dtype.type(s),
+    "shift_left": lambda a, s: _shift(a, s, left=True),
+    "shift_right": lambda a, s: _shift(a, s, left=False),
 }
 
 

@@ -295,6 +295,41 @@ def _then_relu(arith_float, arith_int):
     return emit
 
 
+def _shift_codegen(left: bool):
+    def emit(builder, common, a, n):
+        width = common.bitwidth
+        # A count outside 0..width-1 (a negative one read as unsigned is one) shifts every bit out:
+        # LLVM's shift of that many bits is poison, so it is decided here.
+        out_of_range = builder.icmp_unsigned(">=", n, ir.Constant(n.type, width))
+        count = builder.select(out_of_range, ir.Constant(n.type, 0), n)
+        if left:
+            return builder.select(out_of_range, ir.Constant(a.type, 0), builder.shl(a, count))
+        if common.signed:
+            return builder.ashr(a, builder.select(out_of_range, ir.Constant(n.type, width - 1), count))
+        return builder.select(out_of_range, ir.Constant(a.type, 0), builder.lshr(a, count))
+    return emit
+
+
+def _shift_twin(left: bool):
+    def twin(x, n):
+        width = x.dtype.itemsize * 8
+        count, mask = int(n) % (1 << width), (1 << width) - 1  # the count as unsigned, as compiled
+        if left:
+            bits = 0 if count >= width else (int(x) << count) & mask
+        elif count >= width:
+            bits = mask if x.dtype.kind == "i" and x < 0 else 0
+        else:
+            bits = (int(x) >> count) & mask  # Python's >> of a negative int is arithmetic
+        return np.array(bits, f"u{width // 8}").view(x.dtype)[()]
+    return twin
+
+
+# ShiftLeft, ShiftRight (logical on unsigned tiles, arithmetic on signed ones, as the device
+# documents), by a count of the tile's type.
+shift_left_element = _element("shift_left_element", (types.Integer,), _shift_codegen(True), _shift_twin(True))
+shift_right_element = _element("shift_right_element", (types.Integer,), _shift_codegen(False), _shift_twin(False))
+
+
 # AddRelu, SubRelu: the sum or difference, then Relu (one rounding: Relu only selects).
 add_relu_element = _element("add_relu_element", (types.Float, types.Integer), _then_relu("fadd", "add"),
                             lambda x, y: _relu_twin(x + y))
@@ -381,6 +416,7 @@ def _binary(dst, a, b, count, op, load, store):
 
 ELEMENT_INTRINSICS = {"max_element": max_element, "min_element": min_element, "relu_element": relu_element,
                       "add_relu_element": add_relu_element, "sub_relu_element": sub_relu_element,
+                      "shift_left_element": shift_left_element, "shift_right_element": shift_right_element,
                       "sqrt_element": sqrt_element, "canonical_nan": canonical_nan, **pinned.ELEMENT_FUNCTIONS}
 _ELEMENTS: dict = {}
 
