@@ -186,8 +186,13 @@ def test_launch_floor_is_the_one_read_from_the_seed(seed_rows):
     assert seed_launch_floor_us(seed_rows) == pytest.approx(an.get_platform("A2").launch_floor_ns / 1e3, abs=0.02)
 
 
-def test_model_picks_the_planners_path_on_every_seed_shape():
-    rows = path_choice_table()
+@pytest.fixture(scope="module")
+def path_rows():
+    return path_choice_table()
+
+
+def test_model_picks_the_planners_path_on_every_seed_shape(path_rows):
+    rows = path_rows
     assert len(rows) == 24 and all(r["planner"] in r["modelled_us"] for r in rows)
     assert [(r["dtype"], r["case"], r["model"]) for r in rows if r["model"] != r["planner"]] == []
 
@@ -208,10 +213,16 @@ def test_data_copy_pad_is_costed_by_its_bytes_whatever_its_bursts():
     assert ends[0] == pytest.approx(ends[1])
 
 
-def test_the_benchmarks_page_shows_what_seed_table_prints():
+def test_the_benchmarks_page_shows_what_seed_table_prints(seed_rows, path_rows, monkeypatch):
     from click.testing import CliRunner
 
+    from ascend_numba import cli
     from ascend_numba.cli import main
+
+    # The rows the tests above computed (A2, 24 lanes: the command's defaults); this test checks
+    # what the command prints of them against the page.
+    monkeypatch.setattr(cli, "seed_table", lambda platform: seed_rows if platform == "A2" else None)
+    monkeypatch.setattr(cli, "path_choice_table", lambda platform: path_rows if platform == "A2" else None)
 
     page = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md").read_text()
     shown = page.split("ascend-numba seed-table\n```\n\n<!-- example: output -->\n```\n", 1)[1].split("\n```", 1)[0]
