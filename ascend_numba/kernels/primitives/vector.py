@@ -234,33 +234,23 @@ canonical_nan = intrinsic(_canonical_nan_typer)
 python_twin(canonical_nan)(_canonical_nan_twin)
 
 
-def _max_codegen(builder, common, a, b):
-    if isinstance(common, types.Float):
-        keep = builder.or_(builder.fcmp_ordered(">=", a, b), _is_nan(builder, a))
-    elif common.signed:
-        keep = builder.icmp_signed(">=", a, b)
-    else:
-        keep = builder.icmp_unsigned(">=", a, b)
-    return builder.select(keep, a, b)
+def _keep_first(op: str):
+    """Codegen of ``a if (a op b or a != a) else b``: Max (``>=``) and Min (``<=``), NaN-propagating
+    like numpy.maximum / minimum, the first NaN operand's bits kept."""
+    def emit(builder, common, a, b):
+        if isinstance(common, types.Float):
+            keep = builder.or_(builder.fcmp_ordered(op, a, b), _is_nan(builder, a))
+        elif common.signed:
+            keep = builder.icmp_signed(op, a, b)
+        else:
+            keep = builder.icmp_unsigned(op, a, b)
+        return builder.select(keep, a, b)
+    return emit
 
 
-# x if (x >= y or x != x) else y: NaN-propagating, like numpy.maximum.
-max_element = _element("max_element", (types.Float, types.Integer), _max_codegen,
+max_element = _element("max_element", (types.Float, types.Integer), _keep_first(">="),
                        lambda x, y: x if x >= y or x != x else y)
-
-
-def _min_codegen(builder, common, a, b):
-    if isinstance(common, types.Float):
-        keep = builder.or_(builder.fcmp_ordered("<=", a, b), _is_nan(builder, a))
-    elif common.signed:
-        keep = builder.icmp_signed("<=", a, b)
-    else:
-        keep = builder.icmp_unsigned("<=", a, b)
-    return builder.select(keep, a, b)
-
-
-# x if (x <= y or x != x) else y: NaN-propagating, like numpy.minimum; the first NaN operand.
-min_element = _element("min_element", (types.Float, types.Integer), _min_codegen,
+min_element = _element("min_element", (types.Float, types.Integer), _keep_first("<="),
                        lambda x, y: x if x <= y or x != x else y)
 
 
