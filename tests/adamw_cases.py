@@ -50,16 +50,19 @@ def _assert_0ulp(got, ref):
 
 
 def check_zero_ulp(dtype, amsgrad, maximize, variant):
-    """One in-place ApplyAdamW on N special values, fused and op by op: 0 ULP from the reference,
-    max_grad_norm untouched."""
+    """One in-place ApplyAdamW on N special values, fused (and op by op on half the combinations): 0 ULP
+    from the reference, max_grad_norm untouched."""
     var, m, v, grad, mgn = _state(dtype)
     ref = apply_adamw_reference(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=amsgrad,
                                 maximize=maximize, variant=variant)
     mgn_before = mgn.copy()
     # The op-by-op Compute (whole tiles) first, on copies; then the fused one (strips), in place.
-    unfused = an.apply_adamw(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn if amsgrad else None,
-                             amsgrad=amsgrad, maximize=maximize, variant=variant, inplace=False, fused=False)
-    _assert_0ulp(unfused, ref)
+    # The op-by-op kernels on half the (variant, amsgrad, maximize) combinations, every pair of
+    # two flags' values among them (an orthogonal array): each kernel is a cold compile of ~6 s in CI.
+    if (amsgrad == maximize) == (variant == VARIANTS[0]):
+        unfused = an.apply_adamw(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn if amsgrad else None,
+                                 amsgrad=amsgrad, maximize=maximize, variant=variant, inplace=False, fused=False)
+        _assert_0ulp(unfused, ref)
     got = an.apply_adamw(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn if amsgrad else None,
                          amsgrad=amsgrad, maximize=maximize, variant=variant)
     assert got[0] is var and got[1] is m and got[2] is v  # updated in place

@@ -2,8 +2,8 @@
 dtype's special values and a random sweep (issue #49 item 4).
 
 One kernel, generated from the declarations (``host.primitives``), runs every vector op on fp32
-and fp16 tiles, each as its primitive and as a one-op vector program; it compiles once and runs
-interpreted once.  A primitive declared tomorrow is in it without editing this file.
+and fp16 tiles, each as its primitive and in a vector program of every op; it compiles once and
+runs interpreted once.  A primitive declared tomorrow is in it without editing this file.
 """
 
 from __future__ import annotations
@@ -30,30 +30,38 @@ def _operands(spec, width):
     return tiles, ["s"] * spec.scalars
 
 
+def _ops_of(w: str) -> list:
+    return [n for n in ARITH if w == "16" or VECTOR_OPS[n].kind != "bits"]  # integer logic: 16-bit tiles
+
+
 def _kernel_source() -> tuple[str, dict]:
-    """The module: one program per op, and the kernel; with each output slot's op and form."""
+    """The module: per tile width, one vector program of every op (one compile: a program per op
+    cost CI a minute of compiling), and the kernel; with each output slot's op and form."""
     lines = ["import numpy as np", "import ascend_numba as an",
              "from ascend_numba.kernels import alloc_buffer, data_copy, vector_program",
              f"from ascend_numba.kernels import {', '.join(VECTOR_OPS)}", ""]
-    for name in ARITH:
-        tiles, scalars = _operands(VECTOR_OPS[name], "")
-        params = ", ".join([*(t for t in ("a", "b")[:len(tiles)]), "o", *scalars])
-        operands = ", ".join([*(t for t in ("a", "b")[:len(tiles)]), *scalars])
-        lines += ["@vector_program", f"def p_{name}({params}):", f"    o = {name}({operands})", ""]
+    for w in ("32", "16"):
+        outs = [f"o_{name}" for name in _ops_of(w)]
+        lines += ["@vector_program", f"def every_op_{w}(a, b, {', '.join(outs)}, s):"]
+        for name in _ops_of(w):
+            tiles, scalars = _operands(VECTOR_OPS[name], "")
+            lines.append(f"    o_{name} = {name}({', '.join([*(t for t in ('a', 'b')[:len(tiles)]), *scalars])})")
+        lines.append("")
     body = [f"@an.kernel(outputs=('out32', 'out16'))", "def every_op(ctx, x32, y32, x16, y16, out32, out16, s):"]
     for w, dt in (("32", "np.float32"), ("16", "np.uint16")):
         body += [f"    {t}{w} = alloc_buffer(ctx, {TILE}, {dt})" for t in ("a", "b", "o")]
+        body += [f"    f{w}_{name} = alloc_buffer(ctx, {TILE}, {dt})" for name in _ops_of(w)]
         body += [f"    data_copy(ctx, a{w}, 0, x{w}, 0, {TILE})", f"    data_copy(ctx, b{w}, 0, y{w}, 0, {TILE})"]
     slots = {"32": [], "16": []}
-    for name in ARITH:
-        spec = VECTOR_OPS[name]
-        for w in ("16",) if spec.kind == "bits" else ("32", "16"):  # integer logic: the 16-bit tiles
-            tiles, scalars = _operands(spec, w)
+    for w in ("32", "16"):
+        for name in _ops_of(w):
+            tiles, scalars = _operands(VECTOR_OPS[name], w)
             body.append(f"    {name}(ctx, o{w}, {', '.join([*tiles, *scalars])}, {TILE})")
             body.append(f"    data_copy(ctx, out{w}, {len(slots[w]) * TILE}, o{w}, 0, {TILE})")
             slots[w].append((name, "primitive"))
-            body.append(f"    p_{name}(ctx, {TILE}, True, {', '.join([*tiles, f'o{w}', *scalars])})")
-            body.append(f"    data_copy(ctx, out{w}, {len(slots[w]) * TILE}, o{w}, 0, {TILE})")
+        body.append(f"    every_op_{w}(ctx, {TILE}, True, a{w}, b{w}, {', '.join(f'f{w}_{n}' for n in _ops_of(w))}, s)")
+        for name in _ops_of(w):
+            body.append(f"    data_copy(ctx, out{w}, {len(slots[w]) * TILE}, f{w}_{name}, 0, {TILE})")
             slots[w].append((name, "fused"))
     for name, (src, w) in CASTS.items():
         body.append(f"    {name}(ctx, o{w}, {src}, {TILE})")
