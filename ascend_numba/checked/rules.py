@@ -29,19 +29,21 @@ from ..host.primitives import PRIMITIVES as _DECLARED
 from ..host.primitives import TENSOR_ROLES
 
 __all__ = ["Rule", "RULES", "RULE", "REPORTED", "PRIMITIVES", "PRIMITIVE", "OPERANDS", "OPERAND_DST", "OPERAND_SRC",
-           "OPERAND_SRC1", "OPERAND_TMP", "MEMORIES", "GM", "UB", "GM_ACCESSES", "COUNTS", "MAX_DETAILS", "CHECK_SLOTS",
-           "CHECK_RULE", "CHECK_PRIMITIVE", "CHECK_OPERAND", "CHECK_DETAILS", "rules_table"]
+           "OPERAND_SRC1", "OPERAND_TMP", "OPERAND_MASK", "MEMORIES", "GM", "UB", "GM_ACCESSES", "COUNTS", "MODES",
+           "MAX_DETAILS", "CHECK_SLOTS", "CHECK_RULE", "CHECK_PRIMITIVE", "CHECK_OPERAND", "CHECK_DETAILS", "rules_table"]
 
 # A primitive's code is its index here (0 = none), declared in host.primitives.
 PRIMITIVES = ("", *dict.fromkeys(p.device for p in _DECLARED.values()))
 PRIMITIVE = {name: code for code, name in enumerate(PRIMITIVES) if name}
 OPERANDS = TENSOR_ROLES
-OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, OPERAND_TMP = (OPERANDS.index(r) for r in ("dst", "src", "src1", "tmp"))
+OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, OPERAND_TMP, OPERAND_MASK = (OPERANDS.index(r) for r in
+                                                                    ("dst", "src", "src1", "tmp", "mask"))
 MEMORIES = ("GM", "UB")  # where a copy's side lies (a detail's value: its index)
 GM, UB = 0, 1
 GM_ACCESSES = ("read", "write")  # a gm-past-end's access (a detail's value: its index)
 # What a count-out-of-range names (a detail's value: its index).
 COUNTS = ("byte count", "blockCount", "blockLen", "rows", "cols", "count", "srcStride", "dstStride")
+MODES = ("CMPMODE", "SELMODE")  # what a mode-out-of-range names (an index)
 
 
 @dataclass(frozen=True, eq=False)
@@ -209,6 +211,12 @@ COUNT_OUT_OF_RANGE = Rule(
     "lane's `total - start`; a `DataCopyPad` srcStride / dstStride), or a `DataCopyPad` blockCount / blockLen of 0 "
     "(the API takes 1 and up)",
     choices={"count": COUNTS})
+MODE_OUT_OF_RANGE = Rule(
+    "mode-out-of-range", ("mode", "value"),
+    "{operand}: {mode} {value} is not one this form of the instruction takes",
+    "a Compare / Compares CMPMODE outside LT..NE, or a Select SELMODE the form does not take (the tensor form: "
+    "VSEL_CMPMASK_SPR or VSEL_TENSOR_TENSOR_MODE; the scalar form: VSEL_TENSOR_SCALAR_MODE)",
+    choices={"mode": MODES})
 
 # Each record by its name here in lower case: the name of its reporter (see .dispatch).
 REPORTED = {k.lower(): v for k, v in globals().items() if isinstance(v, Rule)}

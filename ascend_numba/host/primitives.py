@@ -31,6 +31,7 @@ Plain Python: no Numba here (the linter and checked mode's messages read it with
 from __future__ import annotations
 
 import ast
+import enum
 import inspect
 import textwrap
 from dataclasses import dataclass
@@ -38,15 +39,40 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "TENSOR_ROLES", "element_expression"]
+__all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "TENSOR_ROLES", "CMPMODE", "SELMODE",
+           "element_expression"]
 
-TENSOR_ROLES = ("dst", "src", "src1", "tmp")  # an operand a primitive writes (dst) or reads; checked mode's codes
+# An operand a primitive writes (dst) or reads (``mask``: Select's selection bits); checked mode's codes.
+TENSOR_ROLES = ("dst", "src", "src1", "tmp", "mask")
+_READ_ROLES = ("src", "src1", "mask")
+
+
+class CMPMODE(enum.IntEnum):
+    """Compare's and Compares' modes, numbered as the device's ``AscendC::CMPMODE``
+    (``kernel_utils_mode.h``): ``dst bit = src0 <op> src1``."""
+
+    LT = 0
+    GT = 1
+    EQ = 2
+    LE = 3
+    GE = 4
+    NE = 5
+
+
+class SELMODE(enum.IntEnum):
+    """Select's modes, numbered as the device's ``AscendC::SELMODE``: mode 0 applies the first
+    256 bytes' worth of mask bits to every 256-byte repeat, modes 1 and 2 one bit per element
+    (against a scalar, against a second tensor)."""
+
+    VSEL_CMPMASK_SPR = 0
+    VSEL_TENSOR_SCALAR_MODE = 1
+    VSEL_TENSOR_TENSOR_MODE = 2
 
 
 @dataclass(frozen=True)
 class Primitive:
     """One primitive.  ``operands``: each parameter after ``ctx`` with its role (``dst``: the
-    tensor it writes; ``src``, ``src1``, ``tmp``: tensors it reads; ``scalar``: a value;
+    tensor it writes; ``src``, ``src1``, ``mask``, ``tmp``: tensors it reads; ``scalar``: a value;
     anything else: an offset, count or stride); ``rule``: the checked-mode rule verifying it
     (a function beside it); ``trace``: the unit a traced lane logs each call as (``"copy"``: a DMA or
     Gather, also counted per primitive; ``"vector"``; ``"scalar"``), empty when it is not logged.
@@ -83,7 +109,7 @@ class Primitive:
         """The call's argument index (``ctx`` is 0) of the tensor it writes and of those it reads
         (a ``tmp`` is scratch: neither)."""
         dst = self.operands.index("dst") + 1 if "dst" in self.operands else -1
-        return dst, tuple(i + 1 for i, r in enumerate(self.operands) if r in ("src", "src1"))
+        return dst, tuple(i + 1 for i, r in enumerate(self.operands) if r in _READ_ROLES)
 
 
 # ---- vector elements: plain Python of numbers ---------------------------------------------------------
@@ -273,6 +299,25 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     _vector("shift_right", "ShiftRight", _WITH_SCALAR, "ShiftRight: ``dst = src >> scalar``, logical on unsigned "
             "tiles, arithmetic on signed ones (a count outside 0..width-1 gives 0, or -1 for a negative signed "
             "element).", "shift_right_element", kind="bits"),
+    # Compare and select (issue #51), the count form.  One bit per element, element i at bit i % 8
+    # of byte i // 8 (least significant first), as Select reads it.  Semantics: the CANN API pages
+    # of Compare, Compares and Select (Ascend C basic API, "compare and select"); the modes'
+    # numbering: kernel_utils_mode.h of the Ascend C headers.
+    Primitive("compare", "Compare", "compare", ("dst", "src", "src1", "mode", "count"),
+              "Compare: bit i of ``dst`` (uint8) = ``a[i] <mode> b[i]`` for a CMPMODE; IEEE: a NaN compares "
+              "unordered (only NE holds), -0.0 == +0.0; the bits of the last byte past ``count`` are 0.",
+              "check_compare", "vector", kind="compare"),
+    Primitive("compare_scalar", "Compares", "compare", ("dst", "src", "scalar", "mode", "count"),
+              "Compares (CompareScalar): bit i of ``dst`` = ``src[i] <mode> scalar``, the scalar as the tile's "
+              "type; as Compare.", "check_compare", "vector", kind="compare"),
+    Primitive("select", "Select", "compare", ("dst", "mask", "src", "src1", "mode", "count"),
+              "Select: ``dst[i] = a[i]`` where the mask bit is 1, else ``b[i]`` (bits moved, a NaN's kept); "
+              "VSEL_TENSOR_TENSOR_MODE: bit i; VSEL_CMPMASK_SPR: bit i mod (256 / element size).",
+              "check_compare", "vector", kind="select"),
+    Primitive("select_scalar", "Select", "compare", ("dst", "mask", "src", "scalar", "mode", "count"),
+              "Select, VSEL_TENSOR_SCALAR_MODE: ``dst[i] = src[i]`` where mask bit i is 1, else the scalar as "
+              "the tile's type.", "check_compare", "vector", kind="select"),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}
+COMPARE_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "compare"}

@@ -3,7 +3,7 @@ built from its declaration (``ascend_numba.host.primitives``), so the docs list 
 
 from __future__ import annotations
 
-from ascend_numba.host.primitives import PRIMITIVES
+from ascend_numba.host.primitives import PRIMITIVES, TENSOR_ROLES
 
 MARKER = "<!-- primitives-table -->"
 
@@ -12,7 +12,7 @@ def table() -> str:
     rows = ["| Primitive | Device | Operands after `ctx` | Checked by | What it does |",
             "|---|---|---|---|---|"]
     for name, p in PRIMITIVES.items():
-        operands = ", ".join(f"**{r}**" if r in ("dst", "src", "src1", "tmp") else r for r in p.operands)
+        operands = ", ".join(f"**{r}**" if r in TENSOR_ROLES else r for r in p.operands)
         rows.append(f"| `{name}` | {p.device} | {operands} | `{p.rule}` | {p.doc} |")
     return "\n".join(rows)
 

@@ -6,6 +6,7 @@
 ``dma``        ``data_copy``, ``data_copy_pad``, ``gather`` and the byte copies under them
 ``preload``    ``preload``: the next tile's CopyIn, fetched over the vector ops (MTE2 ahead)
 ``vector``     the vector ops declared in ``host.primitives`` (Add, Muls, the casts...), SetValue
+``cmpsel``     Compare, Compares and Select (bit masks), the ``CMPMODE`` and ``SELMODE`` modes
 ``fusion``     ``vector_program``: tile fusion, a run of vector ops as one pass over the tiles (the
                pass's source: ``fusion_codegen``; what it calls: ``fusion_runtime``)
 ``pinned``     pinned element functions (Exp, Ln): one implementation, compiled and interpreted
@@ -24,8 +25,10 @@ checking dispatch on the type of ``ctx`` (:class:`TracedLane`, :class:`CheckedLa
 to nothing with a plain :class:`Lane`.
 """
 
+from ...host.primitives import CMPMODE, SELMODE
 from ..lane import CheckedLane, Lane, TracedLane
-from . import vector
+from . import cmpsel, vector
+from .cmpsel import *  # noqa: F403 - Compare, Compares, Select
 from .context import (
     big_small_lane_range, contiguous_lane_range, count_event, in_ub, lane_error, trace_work,
 )
@@ -43,5 +46,5 @@ __all__ = [
     "in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
     "alloc_buffer", "reinterpret",
     "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
-    "vector_program", "VectorProgramError", *vector.__all__,
+    "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, "CMPMODE", "SELMODE",
 ]

@@ -144,10 +144,18 @@ def _ov_vstore(tensor, i, value):
     return store
 
 
+def as_element(dtype):
+    """A scalar as a tile of ``dtype`` takes it: an integer tile, an integer modulo its width (a C++
+    conversion; through int64, which wraps alike compiled and interpreted where a Python int out of
+    the type's range would raise); otherwise the dtype's conversion."""
+    if isinstance(dtype, types.Integer):
+        return lambda tensor, value: dtype(np.int64(value))
+    return lambda tensor, value: dtype(value)
+
+
 @overload(_bits_scalar, jit_options=OVERLOAD_OPTIONS)
 def _ov_bits_scalar(tensor, value):
-    dtype = tensor.dtype
-    return lambda tensor, value: dtype(value)
+    return as_element(tensor.dtype)
 
 
 @overload(_vscalar, jit_options=OVERLOAD_OPTIONS)
@@ -155,8 +163,7 @@ def _ov_vscalar(tensor, value):
     if tensor.dtype == types.uint16:
         # A scalar entering an fp16 vector op is an fp16 value.
         return lambda tensor, value: f16_to_f32(f32_to_f16(np.float32(value)))
-    dtype = tensor.dtype
-    return lambda tensor, value: dtype(value)
+    return as_element(tensor.dtype)
 
 
 # ---- element intrinsics: where the CPU's own choice must be pinned ---------------------------------

@@ -1,0 +1,62 @@
+"""Compare, Compares and Select, one NumPy function per declared op (``host.primitives.COMPARE_OPS``).
+
+Written for clarity, from the device's documented semantics (the CANN API pages of Compare,
+Compares and Select):
+
+* a comparison is NumPy's (IEEE: a NaN compares unordered, so only NE holds; -0.0 == +0.0), fp16
+  tiles compared as ``float16`` values; a scalar first becomes the tile's type (through fp32);
+* its result is one bit per element, packed least significant bit first (``numpy.packbits``
+  with ``bitorder="little"``), ``ceil(count / 8)`` bytes;
+* Select takes element ``i``'s bit ``i`` of the mask (VSEL_TENSOR_TENSOR_MODE,
+  VSEL_TENSOR_SCALAR_MODE), or bit ``i mod (256 / element size)`` (VSEL_CMPMASK_SPR), and moves
+  the chosen element's bits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..primitives import CMPMODE, SELMODE
+
+__all__ = ["REFERENCES", "reference", "scalar_as"]
+
+_COMPARISONS = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMODE.LE: np.less_equal,
+                CMPMODE.GE: np.greater_equal, CMPMODE.NE: np.not_equal}
+
+
+def scalar_as(a: np.ndarray, scalar):
+    """The scalar as a tile of ``a``'s type holds it: a number enters a float tile as fp32, then the
+    tile's type; an integer tile takes an integer modulo its width (a C++ conversion)."""
+    if a.dtype.kind == "f":
+        return a.dtype.type(np.float32(scalar))
+    return np.array(int(scalar), np.int64).astype(a.dtype)[()]
+
+
+def compare(a, b, mode):
+    with np.errstate(invalid="ignore"):
+        return np.packbits(_COMPARISONS[CMPMODE(mode)](a, b), bitorder="little")
+
+
+def compare_scalar(a, scalar, mode):
+    return compare(a, scalar_as(a, scalar), mode)
+
+
+def select(mask, a, b, mode):
+    bits = np.unpackbits(np.ascontiguousarray(mask).view(np.uint8), bitorder="little").astype(bool)
+    index = np.arange(a.size)
+    if SELMODE(mode) == SELMODE.VSEL_CMPMASK_SPR:
+        index %= 256 // a.dtype.itemsize
+    return np.where(bits[index], a, b)
+
+
+def select_scalar(mask, a, scalar, mode):
+    return select(mask, a, np.full(a.shape, scalar_as(a, scalar), a.dtype), SELMODE.VSEL_TENSOR_TENSOR_MODE)
+
+
+REFERENCES = {"compare": compare, "compare_scalar": compare_scalar, "select": select, "select_scalar": select_scalar}
+
+
+def reference(name: str, *operands):
+    """The reference ``dst`` of op ``name`` on its operands in declaration order (tiles as arrays
+    of their element type, fp16 as ``float16``; the mask as any integer array)."""
+    return REFERENCES[name](*operands)

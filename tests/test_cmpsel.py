@@ -1,0 +1,201 @@
+"""Compare, Compares and Select (``kernels/primitives/cmpsel.py``): compiled, interpreted and the
+NumPy references (``host/references/compare.py``) agree bit for bit over dtypes, modes, counts,
+scalars and special values; checked mode names a bad mode and a short mask.
+
+One kernel runs every op on fp32, fp16, int32 and int16 tiles with the modes and the count as
+arguments: it compiles once.  Each output tile is first loaded from its GM array, which the test
+fills with a sentinel, so the bytes an op must not write are checked too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ascend_numba as an
+from ascend_numba.kernels import alloc_buffer, data_copy, select
+from ascend_numba.host.primitives import CMPMODE, COMPARE_OPS, SELMODE
+from ascend_numba.host.references.compare import REFERENCES, reference
+
+TILE = 256  # elements per tile
+MASK_BYTES = TILE // 8
+DTYPES = {"f32": np.float32, "f16": np.uint16, "i32": np.int32, "i16": np.int16}
+SENTINEL = 0xA5
+OUTPUTS = ("cmp", "cmps", "sel", "sels")
+
+
+def _kernel_source() -> str:
+    params = [f"{p}_{w}" for w in DTYPES for p in ("x", "y", *OUTPUTS)]
+    lines = ["import numpy as np", "import ascend_numba as an",
+             "from ascend_numba.kernels import alloc_buffer, data_copy, compare, compare_scalar, select, select_scalar",
+             "", f"@an.kernel(outputs={tuple(p for p in params if not p.startswith(('x_', 'y_')))!r})",
+             f"def every_cmpsel(ctx, {', '.join(params)}, mask, cmode, smode, count, s, si):",
+             f"    k = alloc_buffer(ctx, {MASK_BYTES}, np.uint8)", f"    data_copy(ctx, k, 0, mask, 0, {MASK_BYTES})"]
+    for w, dtype in DTYPES.items():
+        dt = f"np.{np.dtype(dtype).name}"
+        s = "si" if w.startswith("i") else "s"  # an integer tile's scalar is an integer
+        lines += [f"    a_{w} = alloc_buffer(ctx, {TILE}, {dt})", f"    b_{w} = alloc_buffer(ctx, {TILE}, {dt})",
+                  f"    d_{w} = alloc_buffer(ctx, {TILE}, {dt})", f"    m_{w} = alloc_buffer(ctx, {MASK_BYTES}, np.uint8)",
+                  f"    data_copy(ctx, a_{w}, 0, x_{w}, 0, {TILE})", f"    data_copy(ctx, b_{w}, 0, y_{w}, 0, {TILE})"]
+        for out, call, tile, n in (("cmp", f"compare(ctx, m_{w}, a_{w}, b_{w}, cmode, count)", "m", MASK_BYTES),
+                                   ("cmps", f"compare_scalar(ctx, m_{w}, a_{w}, {s}, cmode, count)", "m", MASK_BYTES),
+                                   ("sel", f"select(ctx, d_{w}, k, a_{w}, b_{w}, smode, count)", "d", TILE),
+                                   ("sels", f"select_scalar(ctx, d_{w}, k, a_{w}, {s}, 1, count)", "d", TILE)):
+            lines += [f"    data_copy(ctx, {tile}_{w}, 0, {out}_{w}, 0, {n})", f"    {call}",
+                      f"    data_copy(ctx, {out}_{w}, 0, {tile}_{w}, 0, {n})"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def every_cmpsel(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cmpsel") / "every_cmpsel.py"
+    path.write_text(_kernel_source())
+    spec = importlib.util.spec_from_file_location("every_cmpsel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.every_cmpsel
+
+
+SPECIALS = {
+    "f32": np.array([0, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,
+                     0x7F800001, 0x00000001, 0x7F7FFFFF, 0x3FC00000], np.uint32).view(np.float32),
+    "f16": np.array([0, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0xFE01, 0x7C01, 0x0001, 0x7BFF, 0x3E00],
+                    np.uint16),
+    "i32": np.array([0, 1, -1, 2**31 - 1, -2**31, 2], np.int32),
+    "i16": np.array([0, 1, -1, 2**15 - 1, -2**15, 2], np.int16),
+}
+
+
+def _tiles(seed: int) -> dict:
+    """Per dtype: x and y of specials and random bits, y equal to x at about a third of the elements."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for w, dtype in DTYPES.items():
+        bits = np.dtype(dtype).itemsize * 8
+        unsigned = np.dtype(f"u{bits // 8}")
+        x = rng.integers(0, 2**bits, TILE, dtype=np.uint64).astype(unsigned).view(dtype)
+        y = rng.integers(0, 2**bits, TILE, dtype=np.uint64).astype(unsigned).view(dtype)
+        specials = SPECIALS[w]
+        k = len(specials)
+        x[:k * k] = np.repeat(specials, k)  # every pair of specials
+        y[:k * k] = np.tile(specials, k)
+        same = rng.random(TILE) < 0.33
+        same[:k * k] = False
+        y[same] = x[same]
+        out[w] = (x, y)
+    return out
+
+
+def _int_scalar(scalar) -> int:
+    return int(scalar) if np.isfinite(scalar) else -7
+
+
+def _run(kernel, tiles, mask, cmode, smode, count, scalar, interpret):
+    args, outs = [], {}
+    for w, dtype in DTYPES.items():
+        x, y = tiles[w]
+        outs[w] = {name: np.full(MASK_BYTES if name.startswith("cmp") else TILE * np.dtype(dtype).itemsize, SENTINEL,
+                                 np.uint8).view(np.uint8 if name.startswith("cmp") else dtype) for name in OUTPUTS}
+        args += [x, y, *outs[w].values()]
+    kernel.launch(*args, mask, int(cmode), int(smode), count, scalar, _int_scalar(scalar), block_dim=1,
+                  interpret=interpret)
+    return outs
+
+
+def _as_values(w, a):
+    return a.view(np.float16) if w == "f16" else a
+
+
+def _expected(tiles, mask, cmode, smode, count, scalar):
+    """The references on the first ``count`` elements; bytes past them keep the sentinel."""
+    out = {}
+    for w, dtype in DTYPES.items():
+        x, y = (t[:count] for t in tiles[w])
+        s = _int_scalar(scalar) if w.startswith("i") else scalar
+        want = {name: np.full(MASK_BYTES if name.startswith("cmp") else TILE * np.dtype(dtype).itemsize, SENTINEL,
+                              np.uint8).view(np.uint8 if name.startswith("cmp") else dtype) for name in OUTPUTS}
+        nbytes = (count + 7) // 8
+        want["cmp"][:nbytes] = reference("compare", _as_values(w, x), _as_values(w, y), cmode)
+        want["cmps"][:nbytes] = reference("compare_scalar", _as_values(w, x), s, cmode)
+        want["sel"][:count] = reference("select", mask, x, y, smode)
+        want["sels"][:count] = _as_values(w, reference("select_scalar", mask, _as_values(w, x), s,
+                                                       SELMODE.VSEL_TENSOR_SCALAR_MODE)).view(dtype)
+        out[w] = want
+    return out
+
+
+def _assert_same(got, want, what):
+    for w in DTYPES:
+        for name in OUTPUTS:
+            g, e = got[w][name].view(np.uint8), want[w][name].view(np.uint8)
+            bad = np.flatnonzero(g != e)
+            assert bad.size == 0, f"{what} {name} {w}: {bad.size} bytes differ, first at {bad[0]}: {g[bad[0]]:#x} " \
+                                  f"vs {e[bad[0]]:#x}"
+
+
+SCALARS = [1.5, -0.0, 0.0, float("nan"), float("inf"), -2.0, 65504.0, 1e-8, 3.0]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**16), cmode=st.sampled_from(list(CMPMODE)),
+       smode=st.sampled_from([SELMODE.VSEL_CMPMASK_SPR, SELMODE.VSEL_TENSOR_TENSOR_MODE]),
+       count=st.one_of(st.sampled_from([0, 1, 8, 64, 128, TILE]), st.integers(0, TILE)),
+       scalar=st.sampled_from(SCALARS))
+def test_compiled_interpreted_and_references_agree(every_cmpsel, seed, cmode, smode, count, scalar):
+    tiles = _tiles(seed)
+    mask = np.random.default_rng(seed + 1).integers(0, 256, MASK_BYTES, dtype=np.uint8)
+    want = _expected(tiles, mask, cmode, smode, count, scalar)
+    _assert_same(_run(every_cmpsel, tiles, mask, cmode, smode, count, scalar, False), want, "compiled")
+    _assert_same(_run(every_cmpsel, tiles, mask, cmode, smode, count, scalar, True), want, "interpreted")
+
+
+def test_every_op_has_a_reference():
+    assert set(COMPARE_OPS) == set(REFERENCES)
+
+
+def test_nan_and_signed_zero_compare_as_ieee():
+    """A NaN is unordered (NE alone holds), -0.0 == +0.0: the choice the docs state, on fp32 and fp16."""
+    nan, zero, neg_zero = np.float32("nan"), np.float32(0.0), np.float32(-0.0)
+    a = np.array([nan, zero, nan, 1.0, 0, 0, 0, 0], np.float32)
+    b = np.array([1.0, neg_zero, nan, nan, 0, 0, 0, 0], np.float32)
+    holds = {mode: np.unpackbits(reference("compare", a, b, mode), bitorder="little")[:4].tolist() for mode in CMPMODE}
+    assert holds == {CMPMODE.LT: [0, 0, 0, 0], CMPMODE.GT: [0, 0, 0, 0], CMPMODE.EQ: [0, 1, 0, 0],
+                     CMPMODE.LE: [0, 1, 0, 0], CMPMODE.GE: [0, 1, 0, 0], CMPMODE.NE: [1, 0, 1, 1]}
+
+
+def test_select_spr_mode_repeats_the_first_mask_bits_every_256_bytes():
+    mask = np.zeros(MASK_BYTES, np.uint8)
+    mask[0] = 0b101
+    a, b = np.arange(1, 129, dtype=np.float32), -np.arange(1, 129, dtype=np.float32)
+    got = reference("select", mask, a, b, SELMODE.VSEL_CMPMASK_SPR)
+    assert got[[0, 1, 2, 64, 65, 66]].tolist() == [1, -2, 3, 65, -66, 67]
+
+
+# ---- checked mode (interpreted: the rules are the compiled code run as Python) -----------------------
+
+@an.kernel(outputs=("o",))
+def _one_select(ctx, x, mask, o, smode, count):
+    a = alloc_buffer(ctx, 512, np.float32)
+    k = alloc_buffer(ctx, 32, np.uint8)
+    d = alloc_buffer(ctx, 512, np.float32)
+    data_copy(ctx, a, 0, x, 0, 512)
+    data_copy(ctx, k, 0, mask, 0, 32)
+    select(ctx, d, k, a, a, smode, count)
+    data_copy(ctx, o, 0, d, 0, 512)
+
+
+@pytest.mark.parametrize("smode, count, rule, operand", [
+    (SELMODE.VSEL_TENSOR_SCALAR_MODE, 256, "mode-out-of-range", "dst"),
+    (7, 256, "mode-out-of-range", "dst"),
+    (SELMODE.VSEL_TENSOR_TENSOR_MODE, 512, "ub-outside-buffer", "mask"),  # 512 bits needed, 256 there
+])
+def test_checked_mode_names_a_bad_mode_and_a_short_mask(smode, count, rule, operand):
+    x = np.ones(512, np.float32)
+    with pytest.raises(an.KernelCheckError) as caught:
+        _one_select.launch(x, np.zeros(32, np.uint8), np.zeros(512, np.float32), int(smode), count, block_dim=1,
+                           checked=True, interpret=True)
+    assert (caught.value.rule, caught.value.operand) == (rule, operand)
