@@ -1,6 +1,6 @@
 """Compare, Compares and Select (``kernels/primitives/cmpsel.py``): compiled, interpreted and the
 NumPy references (``host/references/compare.py``) agree bit for bit over dtypes, modes, counts,
-scalars and special values; checked mode names a bad mode and a short mask.
+scalars and special values; checked mode names a bad mode, a short mask and a count with a tail.
 
 One kernel runs every op on fp32, fp16, int32 and int16 tiles with the modes and the count as
 arguments: it compiles once.  Each output tile is first loaded from its GM array, which the test
@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ascend_numba as an
-from ascend_numba.kernels import alloc_buffer, data_copy, select
+from ascend_numba.kernels import alloc_buffer, compare, data_copy, select
 from ascend_numba.host.primitives import CMPMODE, COMPARE_OPS, SELMODE
 from ascend_numba.host.references.compare import REFERENCES, reference
 
@@ -118,9 +118,10 @@ def _expected(tiles, mask, cmode, smode, count, scalar):
         s = _int_scalar(scalar) if w.startswith("i") else scalar
         want = {name: np.full(MASK_BYTES if name.startswith("cmp") else TILE * np.dtype(dtype).itemsize, SENTINEL,
                               np.uint8).view(np.uint8 if name.startswith("cmp") else dtype) for name in OUTPUTS}
-        nbytes = (count + 7) // 8
-        want["cmp"][:nbytes] = reference("compare", _as_values(w, x), _as_values(w, y), cmode)
-        want["cmps"][:nbytes] = reference("compare_scalar", _as_values(w, x), s, cmode)
+        computed = reference("compare", _as_values(w, x), _as_values(w, y), cmode)  # whole repeats
+        want["cmp"][:computed.size] = computed
+        computed = reference("compare_scalar", _as_values(w, x), s, cmode)
+        want["cmps"][:computed.size] = computed
         want["sel"][:count] = reference("select", mask, x, y, smode)
         want["sels"][:count] = _as_values(w, reference("select_scalar", mask, _as_values(w, x), s,
                                                        SELMODE.VSEL_TENSOR_SCALAR_MODE)).view(dtype)
@@ -157,14 +158,21 @@ def test_every_op_has_a_reference():
     assert set(COMPARE_OPS) == set(REFERENCES)
 
 
-def test_nan_and_signed_zero_compare_as_ieee():
-    """A NaN is unordered (NE alone holds), -0.0 == +0.0: the choice the docs state, on fp32 and fp16."""
-    nan, zero, neg_zero = np.float32("nan"), np.float32(0.0), np.float32(-0.0)
-    a = np.array([nan, zero, nan, 1.0, 0, 0, 0, 0], np.float32)
-    b = np.array([1.0, neg_zero, nan, nan, 0, 0, 0, 0], np.float32)
-    holds = {mode: np.unpackbits(reference("compare", a, b, mode), bitorder="little")[:4].tolist() for mode in CMPMODE}
-    assert holds == {CMPMODE.LT: [0, 0, 0, 0], CMPMODE.GT: [0, 0, 0, 0], CMPMODE.EQ: [0, 1, 0, 0],
-                     CMPMODE.LE: [0, 1, 0, 0], CMPMODE.GE: [0, 1, 0, 0], CMPMODE.NE: [1, 0, 1, 1]}
+def test_nan_makes_every_mode_false_and_signed_zeros_are_equal(every_cmpsel):
+    """The A2/A3 boundary values: a NaN operand makes every mode false, NE included; -0.0 == +0.0.
+    The compiled op on fp32 and fp16 tiles, and the reference."""
+    rows = {"f32": (np.array([np.nan, 0.0, np.nan, 1.0], np.float32), np.array([1.0, -0.0, np.nan, np.nan], np.float32)),
+            "f16": (np.array([0x7E00, 0, 0xFE01, 0x3C00], np.uint16), np.array([0x3C00, 0x8000, 0x7E00, 0x7C01], np.uint16))}
+    want = {CMPMODE.LT: 0, CMPMODE.GT: 0, CMPMODE.EQ: 0b0010, CMPMODE.LE: 0b0010, CMPMODE.GE: 0b0010, CMPMODE.NE: 0}
+    tiles = _tiles(0)
+    for w, (a, b) in rows.items():
+        tiles[w][0][:4], tiles[w][1][:4] = a, b
+    for mode, bits in want.items():
+        got = _run(every_cmpsel, tiles, np.zeros(MASK_BYTES, np.uint8), mode, SELMODE.VSEL_TENSOR_TENSOR_MODE, TILE,
+                   1.5, False)
+        for w, (a, b) in rows.items():
+            assert got[w]["cmp"][0] & 0xF == bits, (w, mode)
+            assert reference("compare", *(np.resize(_as_values(w, t), TILE) for t in (a, b)), mode)[0] & 0xF == bits
 
 
 def test_select_spr_mode_repeats_the_first_mask_bits_every_256_bytes():
@@ -188,14 +196,41 @@ def _one_select(ctx, x, mask, o, smode, count):
     data_copy(ctx, o, 0, d, 0, 512)
 
 
-@pytest.mark.parametrize("smode, count, rule, operand", [
-    (SELMODE.VSEL_TENSOR_SCALAR_MODE, 256, "mode-out-of-range", "dst"),
-    (7, 256, "mode-out-of-range", "dst"),
-    (SELMODE.VSEL_TENSOR_TENSOR_MODE, 512, "ub-outside-buffer", "mask"),  # 512 bits needed, 256 there
-])
-def test_checked_mode_names_a_bad_mode_and_a_short_mask(smode, count, rule, operand):
+@an.kernel(outputs=("o",))
+def _one_compare(ctx, x, o, cmode, count):
+    a = alloc_buffer(ctx, 512, np.float32)
+    k = alloc_buffer(ctx, 64, np.uint8)
+    data_copy(ctx, a, 0, x, 0, 512)
+    compare(ctx, k, a, a, cmode, count)
+    data_copy(ctx, o, 0, k, 0, 64)
+
+
+@pytest.mark.parametrize("kernel, mode, count, rule, operand", [
+    (_one_select, SELMODE.VSEL_TENSOR_SCALAR_MODE, 256, "mode-out-of-range", "dst"),
+    (_one_select, 7, 256, "mode-out-of-range", "dst"),
+    (_one_select, SELMODE.VSEL_TENSOR_TENSOR_MODE, 512, "ub-outside-buffer", "mask"),  # 512 bits needed, 256 there
+    (_one_compare, 6, 64, "mode-out-of-range", "dst"),
+    (_one_compare, CMPMODE.LT, 100, "vector-count-unaligned", "src"),  # 400 bytes: one repeat and a tail
+    (_one_compare, CMPMODE.LT, -64, "count-out-of-range", "dst"),
+], ids=["select-scalar-mode", "select-mode-7", "select-short-mask", "compare-mode-6", "compare-tail",
+        "compare-negative"])
+def test_checked_mode_names_a_bad_mode_a_short_mask_and_a_tail(kernel, mode, count, rule, operand):
     x = np.ones(512, np.float32)
+    args = (x, np.zeros(32, np.uint8), np.zeros(512, np.float32)) if kernel is _one_select else \
+        (x, np.zeros(64, np.uint8))
     with pytest.raises(an.KernelCheckError) as caught:
-        _one_select.launch(x, np.zeros(32, np.uint8), np.zeros(512, np.float32), int(smode), count, block_dim=1,
-                           checked=True, interpret=True)
+        kernel.launch(*args, int(mode), count, block_dim=1, checked=True, interpret=True)
     assert (caught.value.rule, caught.value.operand) == (rule, operand)
+
+
+def test_checked_mode_passes_a_correct_kernel_compiled(every_cmpsel):
+    """The compiled checked lane (the rule called through the rule table) on every op and dtype."""
+    tiles = _tiles(3)
+    mask = np.random.default_rng(4).integers(0, 256, MASK_BYTES, dtype=np.uint8)
+    args = []
+    for w, dtype in DTYPES.items():
+        outs = [np.zeros(MASK_BYTES if n.startswith("cmp") else TILE, np.uint8 if n.startswith("cmp") else dtype)
+                for n in OUTPUTS]
+        args += [*tiles[w], *outs]
+    every_cmpsel.launch(*args, mask, int(CMPMODE.GE), int(SELMODE.VSEL_CMPMASK_SPR), TILE, 1.5, 2, block_dim=1,
+                        checked=True)

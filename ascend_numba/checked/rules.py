@@ -211,6 +211,12 @@ COUNT_OUT_OF_RANGE = Rule(
     "lane's `total - start`; a `DataCopyPad` srcStride / dstStride), or a `DataCopyPad` blockCount / blockLen of 0 "
     "(the API takes 1 and up)",
     choices={"count": COUNTS})
+VECTOR_COUNT_UNALIGNED = Rule(
+    "vector-count-unaligned", ("count", "nbytes", "repeat_bytes"),
+    "{operand}: a count of {count} elements ({nbytes} bytes) is not whole {repeat_bytes}-byte repeats: the device "
+    "computes none of the elements past the last whole repeat",
+    "a `Compare` / `Compares` count whose elements are not whole 256-byte repeats (the device leaves the tail "
+    "uncomputed: the twin does too, and checked mode names it)")
 MODE_OUT_OF_RANGE = Rule(
     "mode-out-of-range", ("mode", "value"),
     "{operand}: {mode} {value} is not one this form of the instruction takes",

@@ -300,12 +300,14 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
             "tiles, arithmetic on signed ones (a count outside 0..width-1 gives 0, or -1 for a negative signed "
             "element).", "shift_right_element", kind="bits"),
     # Compare and select (issue #51), the count form.  One bit per element, element i at bit i % 8
-    # of byte i // 8 (least significant first), as Select reads it.  Semantics: the CANN API pages
-    # of Compare, Compares and Select (Ascend C basic API, "compare and select"); the modes'
-    # numbering: kernel_utils_mode.h of the Ascend C headers.
+    # of byte i // 8 (least significant first), as Select reads it.  Semantics: the asc-devkit
+    # pages of Compare, Compares and Select (cannmirror/asc-devkit at 0da921b, docs/zh/api/SIMD-API/
+    # 基础API/Memory矢量计算/比较与选择/) and its boundary-value tables; the modes' numbering:
+    # kernel_utils_mode.h of the Ascend C headers.
     Primitive("compare", "Compare", "compare", ("dst", "src", "src1", "mode", "count"),
-              "Compare: bit i of ``dst`` (uint8) = ``a[i] <mode> b[i]`` for a CMPMODE; IEEE: a NaN compares "
-              "unordered (only NE holds), -0.0 == +0.0; the bits of the last byte past ``count`` are 0.",
+              "Compare: bit i of ``dst`` (uint8) = ``a[i] <mode> b[i]`` for a CMPMODE, over the whole 256-byte "
+              "repeats of ``count`` elements; a NaN operand makes every mode false (NE too, as A2/A3 document), "
+              "-0.0 == +0.0.",
               "check_compare", "vector", kind="compare"),
     Primitive("compare_scalar", "Compares", "compare", ("dst", "src", "scalar", "mode", "count"),
               "Compares (CompareScalar): bit i of ``dst`` = ``src[i] <mode> scalar``, the scalar as the tile's "

@@ -1,12 +1,13 @@
 """Compare, Compares and Select, one NumPy function per declared op (``host.primitives.COMPARE_OPS``).
 
-Written for clarity, from the device's documented semantics (the CANN API pages of Compare,
-Compares and Select):
+Written for clarity, from the device's documented semantics (the asc-devkit pages of Compare,
+Compares and Select and the A2/A3 boundary-value tables, cannmirror/asc-devkit at 0da921b):
 
-* a comparison is NumPy's (IEEE: a NaN compares unordered, so only NE holds; -0.0 == +0.0), fp16
-  tiles compared as ``float16`` values; a scalar first becomes the tile's type (through fp32);
-* its result is one bit per element, packed least significant bit first (``numpy.packbits``
-  with ``bitorder="little"``), ``ceil(count / 8)`` bytes;
+* a comparison holds when its ordered relation does: with a NaN operand none does, NE included
+  (the device's rule, not IEEE's NE); -0.0 == +0.0; fp16 tiles compared as ``float16`` values;
+  a scalar first becomes the tile's type;
+* only whole 256-byte repeats of the sources are compared; the result is one bit per element,
+  least significant bit first (``numpy.packbits`` with ``bitorder="little"``);
 * Select takes element ``i``'s bit ``i`` of the mask (VSEL_TENSOR_TENSOR_MODE,
   VSEL_TENSOR_SCALAR_MODE), or bit ``i mod (256 / element size)`` (VSEL_CMPMASK_SPR), and moves
   the chosen element's bits.
@@ -21,7 +22,8 @@ from ..primitives import CMPMODE, SELMODE
 __all__ = ["REFERENCES", "reference", "scalar_as"]
 
 _COMPARISONS = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMODE.LE: np.less_equal,
-                CMPMODE.GE: np.greater_equal, CMPMODE.NE: np.not_equal}
+                CMPMODE.GE: np.greater_equal, CMPMODE.NE: lambda a, b: np.less(a, b) | np.greater(a, b)}
+REPEAT_BYTES = 256
 
 
 def scalar_as(a: np.ndarray, scalar):
@@ -33,8 +35,10 @@ def scalar_as(a: np.ndarray, scalar):
 
 
 def compare(a, b, mode):
+    n = a.size * a.itemsize // REPEAT_BYTES * REPEAT_BYTES // a.itemsize  # whole repeats only
+    b = b[:n] if np.ndim(b) else b
     with np.errstate(invalid="ignore"):
-        return np.packbits(_COMPARISONS[CMPMODE(mode)](a, b), bitorder="little")
+        return np.packbits(_COMPARISONS[CMPMODE(mode)](a[:n], b), bitorder="little")
 
 
 def compare_scalar(a, scalar, mode):
@@ -45,7 +49,7 @@ def select(mask, a, b, mode):
     bits = np.unpackbits(np.ascontiguousarray(mask).view(np.uint8), bitorder="little").astype(bool)
     index = np.arange(a.size)
     if SELMODE(mode) == SELMODE.VSEL_CMPMASK_SPR:
-        index %= 256 // a.dtype.itemsize
+        index %= REPEAT_BYTES // a.dtype.itemsize
     return np.where(bits[index], a, b)
 
 

@@ -4,11 +4,15 @@
 A comparison writes one bit per element into a uint8 tensor: element ``i`` at bit ``i % 8`` of
 byte ``i // 8``, least significant first, the layout Select reads (a mask tensor of uint16,
 uint32 or uint64 words reads the same on a little-endian host: the twin refuses other byte
-orders).  ``ceil(count / 8)`` bytes are written; a last byte's bits past ``count`` are 0.
+orders).  As on the device, Compare and Compares compute whole 256-byte repeats of the source:
+the elements past the last whole repeat are not computed and their bytes of ``dst`` not written
+(checked mode reports such a count); ``count / 8`` bytes are written.  Select takes any count.
 
-Comparisons are IEEE: ordered ``<``, ``>``, ``==`` are false with a NaN operand and NE true;
-``-0.0 == +0.0``.  fp16 (uint16) tiles compare their exact fp32 values.  Select moves the chosen
-element's bits (an fp16 tile's uint16, a NaN's payload with it).
+Comparisons follow the A2/A3 boundary-value tables (asc-devkit ``docs/zh/api/附录/
+Memory矢量计算接口边界值汇总.md``, cannmirror/asc-devkit at 0da921b): a NaN operand makes every
+mode false, NE included (unlike IEEE's NE), and ``-0.0 == +0.0``.  fp16 (uint16) tiles compare
+their exact fp32 values.  Select moves the chosen element's bits (an fp16 tile's uint16, a NaN's
+payload with it).
 
 Checked-mode rule beside them: :func:`check_compare`.
 """
@@ -42,10 +46,11 @@ NO_OPERAND = -1  # the byte extent passed for an absent operand
 REPEAT_BYTES = 256  # one repeat of the vector unit: VSEL_CMPMASK_SPR's mask bits cover this many bytes
 _CMPMODE, _SELMODE = MODES.index("CMPMODE"), MODES.index("SELMODE")
 
-# Per CMPMODE, the outcomes that make it true: less (1), greater (2), equal (4), unordered (8).
+# Per CMPMODE, the outcomes that make it true: less (1), greater (2), equal (4); unordered (8)
+# makes none true, NE included (A2/A3's documented boundary values, unlike IEEE's NE).
 _HOLDS = np.zeros(8, np.uint8)
 for _mode, _outcomes in ((CMPMODE.LT, 1), (CMPMODE.GT, 2), (CMPMODE.EQ, 4), (CMPMODE.LE, 5), (CMPMODE.GE, 6),
-                         (CMPMODE.NE, 11)):
+                         (CMPMODE.NE, 3)):
     _HOLDS[_mode] = _outcomes
 _HOLDS.setflags(write=False)
 
@@ -65,14 +70,19 @@ def _source(ctx, prim, operand, addr, nbytes, ext):
 
 @checked_rule
 @jit
-def check_compare(ctx, prim, count, mode, which_mode, mode_ok, dst_addr, dst_nbytes, dst_ext, a_addr, a_nbytes, a_ext,
-                  b_addr, b_nbytes, b_ext, m_addr, m_nbytes, m_ext):
-    """A Compare, Compares or Select on ``count`` elements: writes ``dst_ext`` bytes of ``dst``,
-    reads ``a_ext`` / ``b_ext`` / ``m_ext`` bytes of the sources and the mask (NO_OPERAND:
-    absent); ``mode_ok``: the mode is one this form takes (``which_mode`` names its enum).  The
-    destination is garbage where any byte read is."""
+def check_compare(ctx, prim, count, a_size, repeat_bytes, mode, which_mode, mode_ok, dst_addr, dst_nbytes, dst_ext,
+                  a_addr, a_nbytes, a_ext, b_addr, b_nbytes, b_ext, m_addr, m_nbytes, m_ext):
+    """A Compare, Compares or Select on ``count`` elements of ``a_size`` bytes, in whole repeats of
+    ``repeat_bytes`` (0: any count): writes ``dst_ext`` bytes of ``dst``, reads ``a_ext`` /
+    ``b_ext`` / ``m_ext`` bytes of the sources and the mask (NO_OPERAND: absent); ``mode_ok``:
+    the mode is one this form takes (``which_mode`` names its enum).  The destination is garbage
+    where any byte read is."""
     enter(ctx, prim)
     if not count_ok(ctx, prim, OPERAND_DST, count, ELEMENTS, 0):
+        return False
+    if repeat_bytes > 0 and (count * a_size) % repeat_bytes != 0:
+        report.vector_count_unaligned(ctx, prim, OPERAND_SRC, count=count, nbytes=count * a_size,
+                                      repeat_bytes=repeat_bytes)
         return False
     if not mode_ok:
         report.mode_out_of_range(ctx, prim, OPERAND_DST, mode=which_mode, value=mode)
@@ -162,33 +172,38 @@ _EV_COMPARE, _EV_COMPARES = EVENT["compare"], EVENT["compare_scalar"]
 _EV_SELECT, _EV_SELECT_SCALAR = EVENT["select"], EVENT["select_scalar"]
 
 
+@jit(always_inline=True)
+def _whole_repeats(count, itemsize):
+    # Compare and Compares compute whole 256-byte repeats: the elements past the last are not computed.
+    return max(count, 0) * itemsize // REPEAT_BYTES * REPEAT_BYTES // itemsize
+
+
 @jit
 def compare(ctx, dst, a, b, mode, count):
     m = np.int64(mode)
-    n = max(min(count, a.size, b.size, 8 * dst.size), 0)
-    ext = (count + 7) // 8
-    if not check_compare(ctx, _COMPARE, count, m, _CMPMODE, _mode_ok_cmp(m), _address(dst), dst.nbytes, ext,
-                         _address(a), a.nbytes, count * a.itemsize, _address(b), b.nbytes, count * b.itemsize, 0, 0,
-                         NO_OPERAND):
+    n = _whole_repeats(count, a.itemsize)
+    if not check_compare(ctx, _COMPARE, count, a.itemsize, REPEAT_BYTES, m, _CMPMODE, _mode_ok_cmp(m), _address(dst),
+                         dst.nbytes, n // 8, _address(a), a.nbytes, n * a.itemsize, _address(b), b.nbytes,
+                         n * b.itemsize, 0, 0, NO_OPERAND):
         return
-    _trace(ctx, _EV_COMPARE, count, dst, ext, a, count * a.itemsize, b, count * b.itemsize)
+    _trace(ctx, _EV_COMPARE, n, dst, n // 8, a, n * a.itemsize, b, n * b.itemsize)
     advance_preload(ctx)
     if _mode_ok_cmp(m):
-        _pack(dst, n, _HOLDS[m], a, b)
+        _pack(dst, min(n, a.size, b.size, 8 * dst.size), _HOLDS[m], a, b)
 
 
 @jit
 def compare_scalar(ctx, dst, a, scalar, mode, count):
     m = np.int64(mode)
-    n = max(min(count, a.size, 8 * dst.size), 0)
-    ext = (count + 7) // 8
-    if not check_compare(ctx, _COMPARES, count, m, _CMPMODE, _mode_ok_cmp(m), _address(dst), dst.nbytes, ext,
-                         _address(a), a.nbytes, count * a.itemsize, 0, 0, NO_OPERAND, 0, 0, NO_OPERAND):
+    n = _whole_repeats(count, a.itemsize)
+    if not check_compare(ctx, _COMPARES, count, a.itemsize, REPEAT_BYTES, m, _CMPMODE, _mode_ok_cmp(m),
+                         _address(dst), dst.nbytes, n // 8, _address(a), a.nbytes, n * a.itemsize, 0, 0, NO_OPERAND,
+                         0, 0, NO_OPERAND):
         return
-    _trace(ctx, _EV_COMPARES, count, dst, ext, a, count * a.itemsize, a, count * a.itemsize)
+    _trace(ctx, _EV_COMPARES, n, dst, n // 8, a, n * a.itemsize, a, n * a.itemsize)
     advance_preload(ctx)
     if _mode_ok_cmp(m):
-        _pack_scalar(dst, n, _HOLDS[m], a, _vscalar(a, scalar))
+        _pack_scalar(dst, min(n, a.size, 8 * dst.size), _HOLDS[m], a, _vscalar(a, scalar))
 
 
 @jit
@@ -198,9 +213,10 @@ def select(ctx, dst, mask, a, b, mode, count):
     # VSEL_CMPMASK_SPR: every 256-byte repeat reads the same first bits of the mask.
     period = REPEAT_BYTES // dst.itemsize if spr else count
     ext = count * dst.itemsize
-    if not check_compare(ctx, _SELECT, count, m, _SELMODE, spr or m == SELMODE.VSEL_TENSOR_TENSOR_MODE,
-                         _address(dst), dst.nbytes, ext, _address(a), a.nbytes, ext, _address(b), b.nbytes, ext,
-                         _address(mask), mask.nbytes, (min(count, period) + 7) // 8):
+    mode_ok = spr or m == SELMODE.VSEL_TENSOR_TENSOR_MODE
+    if not check_compare(ctx, _SELECT, count, dst.itemsize, 0, m, _SELMODE, mode_ok, _address(dst), dst.nbytes, ext,
+                         _address(a), a.nbytes, ext, _address(b), b.nbytes, ext, _address(mask), mask.nbytes,
+                         (min(count, period) + 7) // 8):
         return
     _trace(ctx, _EV_SELECT, count, dst, ext, a, ext, b, ext)
     advance_preload(ctx)
@@ -219,9 +235,9 @@ def select(ctx, dst, mask, a, b, mode, count):
 def select_scalar(ctx, dst, mask, a, scalar, mode, count):
     m = np.int64(mode)
     ext = count * dst.itemsize
-    if not check_compare(ctx, _SELECT, count, m, _SELMODE, m == SELMODE.VSEL_TENSOR_SCALAR_MODE, _address(dst),
-                         dst.nbytes, ext, _address(a), a.nbytes, ext, 0, 0, NO_OPERAND, _address(mask), mask.nbytes,
-                         (count + 7) // 8):
+    if not check_compare(ctx, _SELECT, count, dst.itemsize, 0, m, _SELMODE, m == SELMODE.VSEL_TENSOR_SCALAR_MODE,
+                         _address(dst), dst.nbytes, ext, _address(a), a.nbytes, ext, 0, 0, NO_OPERAND,
+                         _address(mask), mask.nbytes, (count + 7) // 8):
         return
     _trace(ctx, _EV_SELECT_SCALAR, count, dst, ext, a, ext, a, ext)
     advance_preload(ctx)
