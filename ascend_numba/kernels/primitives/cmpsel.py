@@ -45,15 +45,9 @@ __all__ = [*COMPARE_OPS]
 NO_OPERAND = -1  # the byte extent passed for an absent operand
 REPEAT_BYTES = 256  # one repeat of the vector unit: VSEL_CMPMASK_SPR's mask bits cover this many bytes
 _CMPMODE, _SELMODE = MODES.index("CMPMODE"), MODES.index("SELMODE")
-
-# Per CMPMODE, the outcomes that make it true: less (1), greater (2), equal (4); unordered (8)
-# makes none true, NE included (A2/A3's documented boundary values, unlike IEEE's NE).
-_HOLDS = np.zeros(8, np.uint8)
-for _mode, _outcomes in ((CMPMODE.LT, 1), (CMPMODE.GT, 2), (CMPMODE.EQ, 4), (CMPMODE.LE, 5), (CMPMODE.GE, 6),
-                         (CMPMODE.NE, 3)):
-    _HOLDS[_mode] = _outcomes
-_HOLDS.setflags(write=False)
-
+# The modes as plain ints in compiled code (an IntEnum global keeps Numba from caching a function).
+LT, GT, EQ, LE, GE, NE = (int(m) for m in CMPMODE)
+SPR, TENSOR_SCALAR, TENSOR_TENSOR = (int(m) for m in SELMODE)
 
 # ---- checked-mode rule: True when the primitive may run ------------------------------------------
 
@@ -119,36 +113,151 @@ def _ov_stored(tensor, value):
     return as_element(tensor.dtype)
 
 
+# The relations, one per CMPMODE (in its order): ordered, so a NaN operand makes each false, NE
+# included (A2/A3's documented boundary values, unlike IEEE's NE).
 @jit(always_inline=True)
-def _outcome(x, y):
-    # Exactly one of less (1), greater (2), equal (4), unordered (8).
-    return np.uint8((x < y) + 2 * (x > y) + 4 * (x == y) + 8 * ((x != x) or (y != y)))
-
-
-@jit(always_inline=True)
-def _pack(dst, n, holds, a, b):
-    """Byte j of ``dst``: the results of elements 8j..8j+7 (those below ``n``), bit k for 8j+k."""
-    for j in range((n + 7) // 8):
-        byte = np.uint8(0)
-        for k in range(min(8, n - 8 * j)):
-            if _outcome(_vload(a, 8 * j + k), _vload(b, 8 * j + k)) & holds:
-                byte |= np.uint8(1 << k)
-        dst[j] = byte
+def _lt(x, y):
+    return np.uint8(x < y)
 
 
 @jit(always_inline=True)
-def _pack_scalar(dst, n, holds, a, y):
-    for j in range((n + 7) // 8):
-        byte = np.uint8(0)
-        for k in range(min(8, n - 8 * j)):
-            if _outcome(_vload(a, 8 * j + k), y) & holds:
-                byte |= np.uint8(1 << k)
-        dst[j] = byte
+def _gt(x, y):
+    return np.uint8(x > y)
+
+
+@jit(always_inline=True)
+def _eq(x, y):
+    return np.uint8(x == y)
+
+
+@jit(always_inline=True)
+def _le(x, y):
+    return np.uint8(x <= y)
+
+
+@jit(always_inline=True)
+def _ge(x, y):
+    return np.uint8(x >= y)
+
+
+@jit(always_inline=True)
+def _ne(x, y):
+    return np.uint8(x < y) | np.uint8(x > y)
+
+
+def _packers(rel):
+    """Compare's loops for one relation: byte j of ``dst`` holds ``rel`` of elements 8j..8j+7 (``n``
+    a multiple of 8, as whole repeats are), bit k for 8j+k; of two tiles, and of a tile and a
+    value.  Written out, the eight make a loop LLVM vectorizes; the relation is bound here (a
+    function passed as an argument would keep Numba from caching the primitive)."""
+    @jit(always_inline=True)
+    def pack(dst, n, a, b):
+        for j in range(n // 8):
+            i = 8 * j
+            dst[j] = (rel(_vload(a, i), _vload(b, i)) | (rel(_vload(a, i + 1), _vload(b, i + 1)) << 1)
+                      | (rel(_vload(a, i + 2), _vload(b, i + 2)) << 2) | (rel(_vload(a, i + 3), _vload(b, i + 3)) << 3)
+                      | (rel(_vload(a, i + 4), _vload(b, i + 4)) << 4) | (rel(_vload(a, i + 5), _vload(b, i + 5)) << 5)
+                      | (rel(_vload(a, i + 6), _vload(b, i + 6)) << 6) | (rel(_vload(a, i + 7), _vload(b, i + 7)) << 7))
+
+    @jit(always_inline=True)
+    def pack_scalar(dst, n, a, y):
+        for j in range(n // 8):
+            i = 8 * j
+            dst[j] = (rel(_vload(a, i), y) | (rel(_vload(a, i + 1), y) << 1) | (rel(_vload(a, i + 2), y) << 2)
+                      | (rel(_vload(a, i + 3), y) << 3) | (rel(_vload(a, i + 4), y) << 4)
+                      | (rel(_vload(a, i + 5), y) << 5) | (rel(_vload(a, i + 6), y) << 6)
+                      | (rel(_vload(a, i + 7), y) << 7))
+
+    return pack, pack_scalar
+
+
+(_pack_lt, _packs_lt), (_pack_gt, _packs_gt), (_pack_eq, _packs_eq), (_pack_le, _packs_le), (_pack_ge, _packs_ge), \
+    (_pack_ne, _packs_ne) = (_packers(rel) for rel in (_lt, _gt, _eq, _le, _ge, _ne))
+
+
+@jit(always_inline=True)
+def _compare(dst, n, mode, a, b):
+    # One loop per mode: a mode's relation alone in the loop vectorizes (a table of relations per
+    # element ran 3.5x slower).
+    if mode == LT:
+        _pack_lt(dst, n, a, b)
+    elif mode == GT:
+        _pack_gt(dst, n, a, b)
+    elif mode == EQ:
+        _pack_eq(dst, n, a, b)
+    elif mode == LE:
+        _pack_le(dst, n, a, b)
+    elif mode == GE:
+        _pack_ge(dst, n, a, b)
+    elif mode == NE:
+        _pack_ne(dst, n, a, b)
+
+
+@jit(always_inline=True)
+def _compare_scalar(dst, n, mode, a, y):
+    if mode == LT:
+        _packs_lt(dst, n, a, y)
+    elif mode == GT:
+        _packs_gt(dst, n, a, y)
+    elif mode == EQ:
+        _packs_eq(dst, n, a, y)
+    elif mode == LE:
+        _packs_le(dst, n, a, y)
+    elif mode == GE:
+        _packs_ge(dst, n, a, y)
+    elif mode == NE:
+        _packs_ne(dst, n, a, y)
 
 
 @jit(always_inline=True)
 def _mask_bit(mask_bytes, k):
     return (mask_bytes[k >> 3] >> (k & 7)) & 1
+
+
+@jit(always_inline=True)
+def _mask_word(mask_bytes, w):
+    # Mask bits 32w .. 32w + 31, least significant first.
+    return (np.uint32(mask_bytes[4 * w]) | (np.uint32(mask_bytes[4 * w + 1]) << np.uint32(8))
+            | (np.uint32(mask_bytes[4 * w + 2]) << np.uint32(16)) | (np.uint32(mask_bytes[4 * w + 3]) << np.uint32(24)))
+
+
+@jit(always_inline=True)
+def _choose(dst, mask_bytes, a, b, n, period):
+    """``dst[i] = a[i]`` where bit ``i % period`` of the mask is 1, else ``b[i]``.  Word by word (32
+    elements of one mask word) where the period allows: the element loop then vectorizes (both
+    operands are loaded before the choice, so it is a select)."""
+    words = n // 32 if period % 32 == 0 else 0
+    if _address(dst) == _address(a):  # in place (a = Select(a, b)): loads through dst, which vectorizes
+        for w in range(words):
+            word = _mask_word(mask_bytes, w % (period // 32))
+            base = 32 * w
+            for k in range(32):
+                x, y = dst[base + k], b[base + k]
+                dst[base + k] = x if (word >> np.uint32(k)) & np.uint32(1) else y
+    else:
+        for w in range(words):
+            word = _mask_word(mask_bytes, w % (period // 32))
+            base = 32 * w
+            for k in range(32):
+                x, y = a[base + k], b[base + k]
+                dst[base + k] = x if (word >> np.uint32(k)) & np.uint32(1) else y
+    for i in range(32 * words, n):
+        x, y = a[i], b[i]
+        dst[i] = x if _mask_bit(mask_bytes, i % period) else y
+
+
+@jit(always_inline=True)
+def _choose_scalar(dst, mask_bytes, a, y, n):
+    """``dst[i] = a[i]`` where mask bit ``i`` is 1, else ``y``; as :func:`_choose`."""
+    for w in range(n // 32):
+        word = _mask_word(mask_bytes, w)
+        base = 32 * w
+        for k in range(32):
+            x = a[base + k]
+            dst[base + k] = x if (word >> np.uint32(k)) & np.uint32(1) else y
+    for i in range(n // 32 * 32, n):
+        x = a[i]
+        dst[i] = x if _mask_bit(mask_bytes, i) else y
 
 
 @jit(always_inline=True)
@@ -161,7 +270,7 @@ def _trace(ctx, code, count, dst, dst_ext, a, a_ext, b, b_ext):
 
 @jit(always_inline=True)
 def _mode_ok_cmp(mode):
-    return 0 <= mode < _HOLDS.size and _HOLDS[mode] != 0
+    return LT <= mode <= NE
 
 
 # ---- the primitives --------------------------------------------------------------------------------
@@ -188,8 +297,7 @@ def compare(ctx, dst, a, b, mode, count):
         return
     _trace(ctx, _EV_COMPARE, n, dst, n // 8, a, n * a.itemsize, b, n * b.itemsize)
     advance_preload(ctx)
-    if _mode_ok_cmp(m):
-        _pack(dst, min(n, a.size, b.size, 8 * dst.size), _HOLDS[m], a, b)
+    _compare(dst, min(n, a.size, b.size, 8 * dst.size), m, a, b)
 
 
 @jit
@@ -202,18 +310,17 @@ def compare_scalar(ctx, dst, a, scalar, mode, count):
         return
     _trace(ctx, _EV_COMPARES, n, dst, n // 8, a, n * a.itemsize, a, n * a.itemsize)
     advance_preload(ctx)
-    if _mode_ok_cmp(m):
-        _pack_scalar(dst, min(n, a.size, 8 * dst.size), _HOLDS[m], a, _vscalar(a, scalar))
+    _compare_scalar(dst, min(n, a.size, 8 * dst.size), m, a, _vscalar(a, scalar))
 
 
 @jit
 def select(ctx, dst, mask, a, b, mode, count):
     m = np.int64(mode)
-    spr = m == SELMODE.VSEL_CMPMASK_SPR
+    spr = m == SPR
     # VSEL_CMPMASK_SPR: every 256-byte repeat reads the same first bits of the mask.
     period = REPEAT_BYTES // dst.itemsize if spr else count
     ext = count * dst.itemsize
-    mode_ok = spr or m == SELMODE.VSEL_TENSOR_TENSOR_MODE
+    mode_ok = spr or m == TENSOR_TENSOR
     if not check_compare(ctx, _SELECT, count, dst.itemsize, 0, m, _SELMODE, mode_ok, _address(dst), dst.nbytes, ext,
                          _address(a), a.nbytes, ext, _address(b), b.nbytes, ext, _address(mask), mask.nbytes,
                          (min(count, period) + 7) // 8):
@@ -223,28 +330,26 @@ def select(ctx, dst, mask, a, b, mode, count):
     bits = mask.view(np.uint8)
     n = max(min(count, dst.size, a.size, b.size), 0)
     if spr:
-        period = min(period, 8 * bits.size)  # (a mask shorter than the repeat's bits: checked mode reports it)
-        for i in range(n):
-            dst[i] = a[i] if _mask_bit(bits, i % period) else b[i]
+        # (a mask shorter than the repeat's bits: checked mode reports it; here its bits repeat)
+        _choose(dst, bits, a, b, n, max(min(period, 8 * bits.size), 1))
     else:
-        for i in range(min(n, 8 * bits.size)):
-            dst[i] = a[i] if _mask_bit(bits, i) else b[i]
+        n = min(n, 8 * bits.size)
+        _choose(dst, bits, a, b, n, 32 * ((n + 31) // 32) + 32)  # a period past n: bit i for element i
 
 
 @jit
 def select_scalar(ctx, dst, mask, a, scalar, mode, count):
     m = np.int64(mode)
     ext = count * dst.itemsize
-    if not check_compare(ctx, _SELECT, count, dst.itemsize, 0, m, _SELMODE, m == SELMODE.VSEL_TENSOR_SCALAR_MODE,
+    if not check_compare(ctx, _SELECT, count, dst.itemsize, 0, m, _SELMODE, m == TENSOR_SCALAR,
                          _address(dst), dst.nbytes, ext, _address(a), a.nbytes, ext, 0, 0, NO_OPERAND,
                          _address(mask), mask.nbytes, (count + 7) // 8):
         return
     _trace(ctx, _EV_SELECT_SCALAR, count, dst, ext, a, ext, a, ext)
     advance_preload(ctx)
     bits = mask.view(np.uint8)
-    s = _stored(dst, scalar)
-    for i in range(max(min(count, dst.size, a.size, 8 * bits.size), 0)):
-        dst[i] = a[i] if _mask_bit(bits, i) else s
+    n = max(min(count, dst.size, a.size, 8 * bits.size), 0)
+    _choose_scalar(dst, bits, a, _stored(dst, scalar), n)
 
 
 for _name, _spec in COMPARE_OPS.items():  # each primitive's doc is its declaration's

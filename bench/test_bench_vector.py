@@ -1,0 +1,121 @@
+"""The vector API on 16M fp32 elements: Ascend C style kernels (tiles copied in, count-form
+instructions, copied out, 2 lanes) next to the same loop in plain Numba, the NumPy expression a
+gen_data.py would use and a same-size memory copy (issue #51, "Speed").
+
+Groups: one instruction (Add), a chain of three (Mul, Adds, Relu) and compare-then-select (a
+threshold: ``where(x > y, x, y)`` through a bit mask).
+"""
+
+import numba
+import numpy as np
+import pytest
+
+import ascend_numba as an
+from ascend_numba.kernels import (CMPMODE, SELMODE, add, adds, alloc_buffer, compare, contiguous_lane_range,
+                                  data_copy, mul, relu, select)
+
+from conftest import parallel_copy, record, ref
+
+N = 1 << 24
+TILE = 8192  # elements per UB tile: 32 KB of fp32 (a 192 KB UB holds the five tiles)
+LANES = 2
+
+
+@an.kernel(outputs=("z",))
+def ported_add(ctx, x, y, z, n):
+    start, end = contiguous_lane_range(ctx, n // TILE)
+    a = alloc_buffer(ctx, TILE, np.float32)
+    b = alloc_buffer(ctx, TILE, np.float32)
+    for t in range(start, end):
+        data_copy(ctx, a, 0, x, t * TILE, TILE)
+        data_copy(ctx, b, 0, y, t * TILE, TILE)
+        add(ctx, a, a, b, TILE)
+        data_copy(ctx, z, t * TILE, a, 0, TILE)
+
+
+@an.kernel(outputs=("z",))
+def ported_chain(ctx, x, y, z, n, shift):
+    start, end = contiguous_lane_range(ctx, n // TILE)
+    a = alloc_buffer(ctx, TILE, np.float32)
+    b = alloc_buffer(ctx, TILE, np.float32)
+    for t in range(start, end):
+        data_copy(ctx, a, 0, x, t * TILE, TILE)
+        data_copy(ctx, b, 0, y, t * TILE, TILE)
+        mul(ctx, a, a, b, TILE)
+        adds(ctx, a, a, shift, TILE)
+        relu(ctx, a, a, TILE)
+        data_copy(ctx, z, t * TILE, a, 0, TILE)
+
+
+@an.kernel(outputs=("z",))
+def ported_threshold(ctx, x, y, z, n):
+    start, end = contiguous_lane_range(ctx, n // TILE)
+    a = alloc_buffer(ctx, TILE, np.float32)
+    b = alloc_buffer(ctx, TILE, np.float32)
+    mask = alloc_buffer(ctx, TILE // 8, np.uint8)
+    for t in range(start, end):
+        data_copy(ctx, a, 0, x, t * TILE, TILE)
+        data_copy(ctx, b, 0, y, t * TILE, TILE)
+        compare(ctx, mask, a, b, CMPMODE.GT, TILE)
+        select(ctx, a, mask, a, b, SELMODE.VSEL_TENSOR_TENSOR_MODE, TILE)
+        data_copy(ctx, z, t * TILE, a, 0, TILE)
+
+
+@numba.njit(parallel=True, cache=True)
+def numba_add(x, y, z):
+    for i in numba.prange(x.size):
+        z[i] = x[i] + y[i]
+
+
+@numba.njit(parallel=True, cache=True)
+def numba_chain(x, y, z, shift):
+    for i in numba.prange(x.size):
+        v = x[i] * y[i] + shift
+        z[i] = v if v > 0 else np.float32(0)
+
+
+@numba.njit(parallel=True, cache=True)
+def numba_threshold(x, y, z):
+    for i in numba.prange(x.size):
+        z[i] = x[i] if x[i] > y[i] else y[i]
+
+
+@pytest.fixture(scope="module")
+def arrays():
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(N, np.float32), rng.standard_normal(N, np.float32)
+    return x, y, np.empty_like(x)
+
+
+CASES = {  # group: (twin, plain Numba, NumPy)
+    "add": (lambda x, y, z: ported_add.launch(x, y, z, N, block_dim=LANES),
+            numba_add, lambda x, y, z: np.add(x, y, out=z)),
+    "mul adds relu": (lambda x, y, z: ported_chain.launch(x, y, z, N, 0.5, block_dim=LANES),
+                      lambda x, y, z: numba_chain(x, y, z, np.float32(0.5)),
+                      lambda x, y, z: np.maximum(x * y + np.float32(0.5), 0, out=z)),
+    "compare select": (lambda x, y, z: ported_threshold.launch(x, y, z, N, block_dim=LANES),
+                       numba_threshold, lambda x, y, z: np.where(x > y, x, y)),
+}
+
+
+@pytest.mark.parametrize("group", CASES)
+@pytest.mark.parametrize("form", ["ascend_numba", "plain numba", "numpy", "copy"])
+def test_vector_16M(benchmark, arrays, group, form):
+    x, y, z = arrays
+    benchmark.group = f"vector {group} 16M fp32"
+    twin, plain, numpy_expr = CASES[group]
+    if form == "copy":
+        ref(benchmark, "copy")
+        benchmark(parallel_copy, z, x)
+        return
+    run = {"ascend_numba": twin, "plain numba": plain, "numpy": numpy_expr}[form]
+    run(x, y, z)  # compile / load the cache outside the timing
+    if form == "ascend_numba":
+        record(benchmark, f"vector {group}", 3 * x.nbytes)
+        benchmark(run, x, y, z)
+        want = np.empty_like(z)
+        plain(x, y, want)
+        assert np.array_equal(z, want)
+    else:
+        ref(benchmark, form)
+        benchmark(run, x, y, z)
