@@ -3,9 +3,11 @@ built from its declaration (``ascend_numba.host.primitives``), so the docs list 
 
 from __future__ import annotations
 
+from ascend_numba.host.device_api import coverage
 from ascend_numba.host.primitives import PRIMITIVES, TENSOR_ROLES
 
 MARKER = "<!-- primitives-table -->"
+COVERAGE = "<!-- vector-api-coverage -->"
 
 
 def table() -> str:
@@ -17,5 +19,15 @@ def table() -> str:
     return "\n".join(rows)
 
 
+def coverage_table() -> str:
+    rows = coverage()
+    done = sum(len(d) for _, d, _ in rows)
+    total = sum(len(d) + len(m) for _, d, m in rows)
+    lines = [f"{done} of the {total} instructions are declared.", "",
+             "| family | declared | not yet |", "|---|---|---|"]
+    lines += [f"| {family} | {', '.join(d) or '-'} | {', '.join(m) or '-'} |" for family, d, m in rows]
+    return "\n".join(lines)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    return markdown.replace(MARKER, table()) if MARKER in markdown else markdown
+    return markdown.replace(MARKER, table()).replace(COVERAGE, coverage_table())
