@@ -43,7 +43,7 @@ GM, UB = 0, 1
 GM_ACCESSES = ("read", "write")  # a gm-past-end's access (a detail's value: its index)
 # What a count-out-of-range names (a detail's value: its index).
 COUNTS = ("byte count", "blockCount", "blockLen", "rows", "cols", "count", "srcStride", "dstStride")
-MODES = ("CMPMODE", "SELMODE")  # what a mode-out-of-range names (an index)
+MODES = ("CMPMODE", "SELMODE", "RoundMode")  # what a mode-out-of-range names (an index)
 
 
 @dataclass(frozen=True, eq=False)
@@ -220,8 +220,9 @@ VECTOR_COUNT_UNALIGNED = Rule(
 MODE_OUT_OF_RANGE = Rule(
     "mode-out-of-range", ("mode", "value"),
     "{operand}: {mode} {value} is not one this form of the instruction takes",
-    "a Compare / Compares CMPMODE outside LT..NE, or a Select SELMODE the form does not take (the tensor form: "
-    "VSEL_CMPMASK_SPR or VSEL_TENSOR_TENSOR_MODE; the scalar form: VSEL_TENSOR_SCALAR_MODE)",
+    "a Compare / Compares CMPMODE outside LT..NE, a Select SELMODE the form does not take (the tensor form: "
+    "VSEL_CMPMASK_SPR or VSEL_TENSOR_TENSOR_MODE; the scalar form: VSEL_TENSOR_SCALAR_MODE), or a Cast RoundMode "
+    "its pair of types does not take (CAST_ODD is fp32 to fp16 only; fp32 to int32 takes no CAST_NONE)",
     choices={"mode": MODES})
 
 # Each record by its name here in lower case: the name of its reporter (see .dispatch).

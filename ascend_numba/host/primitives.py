@@ -40,7 +40,7 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "TENSOR_ROLES", "CMPMODE", "SELMODE",
-           "element_expression"]
+           "RoundMode", "CAST_MODES", "element_expression"]
 
 # An operand a primitive writes (dst) or reads (``mask``: Select's selection bits); checked mode's codes.
 TENSOR_ROLES = ("dst", "src", "src1", "tmp", "mask")
@@ -57,6 +57,39 @@ class CMPMODE(enum.IntEnum):
     LE = 3
     GE = 4
     NE = 5
+
+
+class RoundMode(enum.IntEnum):
+    """Cast's rounding modes, numbered as the device's ``AscendC::RoundMode``: CAST_NONE rounds as
+    CAST_RINT where the conversion is inexact; CAST_ROUND is to nearest, ties away from zero;
+    CAST_ODD sets the last bit of an inexact result (round to odd)."""
+
+    CAST_NONE = 0
+    CAST_RINT = 1
+    CAST_FLOOR = 2
+    CAST_CEIL = 3
+    CAST_ROUND = 4
+    CAST_TRUNC = 5
+    CAST_ODD = 6
+
+
+_EXACT = frozenset({RoundMode.CAST_NONE})
+_DIRECTED = frozenset({RoundMode.CAST_RINT, RoundMode.CAST_FLOOR, RoundMode.CAST_CEIL, RoundMode.CAST_ROUND,
+                       RoundMode.CAST_TRUNC})
+# The count form's conversions on A2/A3, (source, destination) -> the modes each takes: the table of
+# the asc-devkit Cast page (cannmirror/asc-devkit at 0da921b, docs/zh/api/SIMD-API/基础API/
+# Memory矢量计算/类型转换/Cast.md).  fp16 is a uint16 tile.  Not here yet: bf16 (a uint16 tile too:
+# cast_bf16_to_f32 / cast_f32_to_bf16), int4b_t, int64 -> fp32, int32 -> fp16 (SetDeqScale).
+CAST_MODES = {
+    ("float16", "float32"): _EXACT, ("int8", "float16"): _EXACT, ("uint8", "float16"): _EXACT,
+    ("int16", "float32"): _EXACT, ("int32", "int64"): _EXACT, ("int32", "int16"): _EXACT, ("int64", "int32"): _EXACT,
+    ("float16", "int8"): _DIRECTED | _EXACT, ("float16", "uint8"): _DIRECTED | _EXACT,
+    ("float16", "int16"): _DIRECTED, ("float16", "int32"): _DIRECTED,
+    ("int16", "float16"): _DIRECTED | _EXACT, ("int32", "float32"): _DIRECTED | _EXACT,
+    ("float32", "float16"): _DIRECTED | _EXACT | {RoundMode.CAST_ODD},
+    ("float32", "float32"): _DIRECTED, ("float32", "int16"): _DIRECTED, ("float32", "int32"): _DIRECTED,
+    ("float32", "int64"): _DIRECTED,
+}
 
 
 class SELMODE(enum.IntEnum):
@@ -308,17 +341,21 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "Compare: bit i of ``dst`` (uint8) = ``a[i] <mode> b[i]`` for a CMPMODE, over the whole 256-byte "
               "repeats of ``count`` elements; a NaN operand makes every mode false (NE too, as A2/A3 document), "
               "-0.0 == +0.0.",
-              "check_compare", "vector", kind="compare"),
+              "check_with_mode", "vector", kind="compare"),
     Primitive("compare_scalar", "Compares", "compare", ("dst", "src", "scalar", "mode", "count"),
               "Compares (CompareScalar): bit i of ``dst`` = ``src[i] <mode> scalar``, the scalar as the tile's "
-              "type; as Compare.", "check_compare", "vector", kind="compare"),
+              "type; as Compare.", "check_with_mode", "vector", kind="compare"),
     Primitive("select", "Select", "compare", ("dst", "mask", "src", "src1", "mode", "count"),
               "Select: ``dst[i] = a[i]`` where the mask bit is 1, else ``b[i]`` (bits moved, a NaN's kept); "
               "VSEL_TENSOR_TENSOR_MODE: bit i; VSEL_CMPMASK_SPR: bit i mod (256 / element size).",
-              "check_compare", "vector", kind="select"),
+              "check_with_mode", "vector", kind="select"),
     Primitive("select_scalar", "Select", "compare", ("dst", "mask", "src", "scalar", "mode", "count"),
               "Select, VSEL_TENSOR_SCALAR_MODE: ``dst[i] = src[i]`` where mask bit i is 1, else the scalar as "
-              "the tile's type.", "check_compare", "vector", kind="select"),
+              "the tile's type.", "check_with_mode", "vector", kind="select"),
+    Primitive("cast", "Cast", "convert", ("dst", "src", "mode", "count"),
+              "Cast: ``dst[i] = src[i]`` converted to dst's type under a RoundMode, for the pairs and modes of "
+              "CAST_MODES; an integer result saturates (a NaN gives 0), a float one follows IEEE overflow.",
+              "check_with_mode", "vector", kind="cast"),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

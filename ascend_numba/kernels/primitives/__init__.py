@@ -7,6 +7,7 @@
 ``preload``    ``preload``: the next tile's CopyIn, fetched over the vector ops (MTE2 ahead)
 ``vector``     the vector ops declared in ``host.primitives`` (Add, Muls, the casts...), SetValue
 ``cmpsel``     Compare, Compares and Select (bit masks), the ``CMPMODE`` and ``SELMODE`` modes
+``convert``    Cast between tile types under a ``RoundMode``
 ``fusion``     ``vector_program``: tile fusion, a run of vector ops as one pass over the tiles (the
                pass's source: ``fusion_codegen``; what it calls: ``fusion_runtime``)
 ``pinned``     pinned element functions (Exp, Ln): one implementation, compiled and interpreted
@@ -25,10 +26,11 @@ checking dispatch on the type of ``ctx`` (:class:`TracedLane`, :class:`CheckedLa
 to nothing with a plain :class:`Lane`.
 """
 
-from ...host.primitives import CMPMODE, SELMODE
+from ...host.primitives import CMPMODE, SELMODE, RoundMode
 from ..lane import CheckedLane, Lane, TracedLane
 from . import cmpsel, vector
 from .cmpsel import *  # noqa: F403 - Compare, Compares, Select
+from .convert import cast
 from .context import (
     big_small_lane_range, contiguous_lane_range, count_event, in_ub, lane_error, trace_work,
 )
@@ -46,5 +48,6 @@ __all__ = [
     "in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
     "alloc_buffer", "reinterpret",
     "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
-    "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, "CMPMODE", "SELMODE",
+    "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, "cast", "CMPMODE", "SELMODE",
+    "RoundMode",
 ]

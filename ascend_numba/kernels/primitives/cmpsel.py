@@ -14,7 +14,7 @@ mode false, NE included (unlike IEEE's NE), and ``-0.0 == +0.0``.  fp16 (uint16)
 their exact fp32 values.  Select moves the chosen element's bits (an fp16 tile's uint16, a NaN's
 payload with it).
 
-Checked-mode rule beside them: :func:`check_compare`.
+Checked-mode rule beside them: :func:`check_with_mode`.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def _source(ctx, prim, operand, addr, nbytes, ext):
 
 @checked_rule
 @jit
-def check_compare(ctx, prim, count, a_size, repeat_bytes, mode, which_mode, mode_ok, dst_addr, dst_nbytes, dst_ext,
+def check_with_mode(ctx, prim, count, a_size, repeat_bytes, mode, which_mode, mode_ok, dst_addr, dst_nbytes, dst_ext,
                   a_addr, a_nbytes, a_ext, b_addr, b_nbytes, b_ext, m_addr, m_nbytes, m_ext):
     """A Compare, Compares or Select on ``count`` elements of ``a_size`` bytes, in whole repeats of
     ``repeat_bytes`` (0: any count): writes ``dst_ext`` bytes of ``dst``, reads ``a_ext`` /
@@ -293,7 +293,7 @@ def _whole_repeats(count, itemsize):
 def compare(ctx, dst, a, b, mode, count):
     m = np.int64(mode)
     n = _whole_repeats(count, a.itemsize)
-    if not check_compare(ctx, _COMPARE, count, a.itemsize, REPEAT_BYTES, m, _CMPMODE, _mode_ok_cmp(m), _address(dst),
+    if not check_with_mode(ctx, _COMPARE, count, a.itemsize, REPEAT_BYTES, m, _CMPMODE, _mode_ok_cmp(m), _address(dst),
                          dst.nbytes, n // 8, _address(a), a.nbytes, n * a.itemsize, _address(b), b.nbytes,
                          n * b.itemsize, 0, 0, NO_OPERAND):
         return
@@ -306,7 +306,7 @@ def compare(ctx, dst, a, b, mode, count):
 def compare_scalar(ctx, dst, a, scalar, mode, count):
     m = np.int64(mode)
     n = _whole_repeats(count, a.itemsize)
-    if not check_compare(ctx, _COMPARES, count, a.itemsize, REPEAT_BYTES, m, _CMPMODE, _mode_ok_cmp(m),
+    if not check_with_mode(ctx, _COMPARES, count, a.itemsize, REPEAT_BYTES, m, _CMPMODE, _mode_ok_cmp(m),
                          _address(dst), dst.nbytes, n // 8, _address(a), a.nbytes, n * a.itemsize, 0, 0, NO_OPERAND,
                          0, 0, NO_OPERAND):
         return
@@ -323,7 +323,7 @@ def select(ctx, dst, mask, a, b, mode, count):
     period = REPEAT_BYTES // dst.itemsize if spr else count
     ext = count * dst.itemsize
     mode_ok = spr or m == TENSOR_TENSOR
-    if not check_compare(ctx, _SELECT, count, dst.itemsize, 0, m, _SELMODE, mode_ok, _address(dst), dst.nbytes, ext,
+    if not check_with_mode(ctx, _SELECT, count, dst.itemsize, 0, m, _SELMODE, mode_ok, _address(dst), dst.nbytes, ext,
                          _address(a), a.nbytes, ext, _address(b), b.nbytes, ext, _address(mask), mask.nbytes,
                          (min(count, period) + 7) // 8):
         return
@@ -343,7 +343,7 @@ def select(ctx, dst, mask, a, b, mode, count):
 def select_scalar(ctx, dst, mask, a, scalar, mode, count):
     m = np.int64(mode)
     ext = count * dst.itemsize
-    if not check_compare(ctx, _SELECT, count, dst.itemsize, 0, m, _SELMODE, m == TENSOR_SCALAR,
+    if not check_with_mode(ctx, _SELECT, count, dst.itemsize, 0, m, _SELMODE, m == TENSOR_SCALAR,
                          _address(dst), dst.nbytes, ext, _address(a), a.nbytes, ext, 0, 0, NO_OPERAND,
                          _address(mask), mask.nbytes, (count + 7) // 8):
         return

@@ -1,0 +1,197 @@
+"""Cast in the count form: every (source, destination) pair of tile types and RoundMode of
+:data:`~ascend_numba.host.primitives.CAST_MODES` (family ``convert``; references:
+:mod:`ascend_numba.host.references.convert`).
+
+One implementation for every pair, compiled and interpreted alike: the source element as a
+float64 (exact for every source type here), rounded under the mode by exact float64 arithmetic
+(``frexp``, ``ldexp``, ``floor``, scaling by powers of two) to the destination's format, then
+stored exactly.  The semantics (the asc-devkit Cast page and its precision-conversion notes,
+cannmirror/asc-devkit at 0da921b):
+
+* CAST_RINT to nearest, ties to even; CAST_ROUND to nearest, ties away from zero; CAST_FLOOR,
+  CAST_CEIL, CAST_TRUNC toward -inf, +inf, zero; CAST_ODD: an inexact result's last bit set;
+  CAST_NONE as CAST_RINT (the pairs that take it round only where they are inexact);
+* an integer destination saturates to its range (the device's default overflow mode); a NaN
+  gives 0 and an infinity the range's end (the device's pages leave NaN and infinity open for
+  A2/A3: the twin takes the Ascend 950's documented rule);
+* a float destination follows IEEE overflow (the Inf/NaN mode the twin models): past the largest
+  finite value, the modes toward it give it (FLOOR of a positive, CEIL of a negative, TRUNC,
+  ODD), the others infinity; a NaN stays a NaN, converted as the existing casts convert it
+  (sign and top payload bits, quiet);
+* integer narrowing (int32 -> int16, int64 -> int32) saturates.
+
+Checked mode (:func:`~.cmpsel.check_with_mode`): a RoundMode the pair does not take is a
+mode-out-of-range; a pair the device does not convert is refused when the kernel compiles.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import types
+
+from ...checked.rules import MODES, PRIMITIVE
+from ...host.primitives import CAST_MODES, PRIMITIVES, RoundMode
+from ...host.trace import EVENT
+from ..._numba_compat.extending import TypingError, overload
+from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
+from ..half import f16_to_f32, f32_to_f16
+from ..lane import _address
+from .cmpsel import NO_OPERAND, _trace, check_with_mode
+from .preload import advance_preload
+
+__all__ = ["cast"]
+
+_ROUND_MODE = MODES.index("RoundMode")
+NONE, RINT, FLOOR, CEIL, ROUND, TRUNC, ODD = (int(m) for m in RoundMode)
+_CAST, _EV_CAST = PRIMITIVE["Cast"], EVENT["cast"]
+# A tile's element type as CAST_MODES names it (uint16 tiles are fp16).
+_TYPE_NAME = {types.float32: "float32", types.uint16: "float16", types.int8: "int8", types.uint8: "uint8",
+              types.int16: "int16", types.int32: "int32", types.int64: "int64"}
+_FORMATS = {"float32": (23, -126, 127), "float16": (10, -14, 15)}  # fraction bits, least and greatest exponent
+
+
+# ---- rounding: exact float64 arithmetic ------------------------------------------------------------
+
+@jit(always_inline=True)
+def _round_magnitude(t, negative, mode):
+    """An integral value next to ``t >= 0`` under ``mode`` (``negative``: the value's sign)."""
+    k = np.floor(t)  # (a float compiled and interpreted: Python's math.floor is an int)
+    frac = t - k
+    if frac == 0.0 or mode == TRUNC:
+        return k
+    if mode == FLOOR:
+        return k + 1.0 if negative else k
+    if mode == CEIL:
+        return k if negative else k + 1.0
+    if mode == ROUND:
+        return k + 1.0 if frac >= 0.5 else k
+    if mode == ODD:
+        return k if k % 2.0 == 1.0 else k + 1.0
+    return k + 1.0 if frac > 0.5 or (frac == 0.5 and k % 2.0 == 1.0) else k  # RINT, NONE
+
+
+@jit(always_inline=True)
+def _to_float(x, mbits, emin, emax, mode):
+    """``x`` (finite, not a NaN) rounded to the binary format of ``mbits`` fraction bits and
+    exponents ``emin..emax``; past the largest finite value, IEEE overflow under ``mode``."""
+    if x == 0.0 or math.isinf(x):
+        return x
+    negative = x < 0.0
+    a = -x if negative else x
+    e = math.frexp(a)[1]
+    quantum = math.ldexp(1.0, max(e - 1, emin) - mbits)  # subnormals share emin's quantum
+    r = _round_magnitude(a / quantum, negative, mode) * quantum
+    largest = math.ldexp(2.0 - math.ldexp(1.0, -mbits), emax)
+    if r > largest:
+        toward = mode == TRUNC or mode == ODD or (mode == FLOOR and not negative) or (mode == CEIL and negative)
+        r = largest if toward else math.inf
+    return -r if negative else r
+
+
+@jit(always_inline=True)
+def _to_integer(x, lo, hi, mode):
+    """``x`` rounded to an integral value under ``mode``, saturated to ``[lo, hi]`` (int64); a NaN
+    gives 0."""
+    if x != x:
+        return np.int64(0)
+    if math.isinf(x):
+        return lo if x < 0.0 else hi
+    negative = x < 0.0
+    r = _round_magnitude(-x if negative else x, negative, mode)
+    r = -r if negative else r
+    if r >= 9.223372036854775807e18:  # 2**63: past int64 (the float compare is exact)
+        return hi
+    if r < -9.223372036854775808e18:
+        return lo
+    return min(max(np.int64(r), lo), hi)
+
+
+# ---- one conversion per pair ------------------------------------------------------------------------
+
+def _wide(src, v):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_wide, jit_options=OVERLOAD_OPTIONS)
+def _ov_wide(src, v):
+    # A source element as a float64, exactly (an fp16 tile's bits through fp32).
+    if src.dtype == types.uint16:
+        return lambda src, v: np.float64(f16_to_f32(v))
+    return lambda src, v: np.float64(v)
+
+
+def _as_f32(src, v):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_as_f32, jit_options=OVERLOAD_OPTIONS)
+def _ov_as_f32(src, v):
+    # A NaN source element as fp32, bits kept (fp16: the exact widening).
+    if src.dtype == types.uint16:
+        return lambda src, v: f16_to_f32(v)
+    return lambda src, v: np.float32(v)
+
+
+def _convert(dst, src, v, mode):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_convert, jit_options=OVERLOAD_OPTIONS)
+def _ov_convert(dst, src, v, mode):
+    pair = (_TYPE_NAME.get(src.dtype), _TYPE_NAME.get(dst.dtype))
+    if pair not in CAST_MODES:
+        raise TypingError(f"Cast from {pair[0] or src.dtype} to {pair[1] or dst.dtype} tiles: not a conversion the "
+                          f"device's Cast has (A2/A3: {', '.join(f'{s}->{d}' for s, d in CAST_MODES)})")
+    source, target = pair
+    dtype = dst.dtype
+    if target in _FORMATS:
+        mbits, emin, emax = _FORMATS[target]
+        if target == "float16":
+            def to_f16(dst, src, v, mode):
+                x = _wide(src, v)
+                if x != x:  # the existing fp32 -> fp16 conversion: sign and top payload bits, quiet
+                    return f32_to_f16(_as_f32(src, v))
+                return f32_to_f16(np.float32(_to_float(x, mbits, emin, emax, mode)))
+            return to_f16
+
+        def to_f32(dst, src, v, mode):
+            x = _wide(src, v)
+            if x != x:
+                return _as_f32(src, v)
+            return np.float32(_to_float(x, mbits, emin, emax, mode))
+        return to_f32
+    info = np.iinfo(target)
+    lo, hi = np.int64(info.min), np.int64(info.max)
+    if source in ("int32", "int64"):  # integer narrowing or widening: saturated, no rounding
+        return lambda dst, src, v, mode: dtype(min(max(np.int64(v), lo), hi))
+    return lambda dst, src, v, mode: dtype(_to_integer(_wide(src, v), lo, hi, mode))
+
+
+def _modes_taken(dst, src):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_modes_taken, jit_options=OVERLOAD_OPTIONS)
+def _ov_modes_taken(dst, src):
+    # The pair's RoundModes as a bit set (bit m: mode m), a constant of the compiled primitive.
+    taken = sum(1 << int(m) for m in CAST_MODES.get((_TYPE_NAME.get(src.dtype), _TYPE_NAME.get(dst.dtype)), ()))
+    return lambda dst, src: taken
+
+
+@jit
+def cast(ctx, dst, src, mode, count):
+    m = np.int64(mode)
+    mode_ok = 0 <= m <= ODD and (_modes_taken(dst, src) >> m) & 1 == 1
+    if not check_with_mode(ctx, _CAST, count, src.itemsize, 0, m, _ROUND_MODE, mode_ok, _address(dst), dst.nbytes,
+                           count * dst.itemsize, _address(src), src.nbytes, count * src.itemsize, 0, 0, NO_OPERAND,
+                           0, 0, NO_OPERAND):
+        return
+    _trace(ctx, _EV_CAST, count, dst, count * dst.itemsize, src, count * src.itemsize, src, count * src.itemsize)
+    advance_preload(ctx)
+    for i in range(max(min(count, dst.size, src.size), 0)):
+        dst[i] = _convert(dst, src, src[i], m)
+
+
+cast.py_func.__doc__ = PRIMITIVES["cast"].doc

@@ -1,0 +1,144 @@
+"""Cast (``kernels/primitives/convert.py``): every pair of CAST_MODES under every RoundMode,
+compiled and interpreted, bit for bit against the NumPy reference (``host/references/convert.py``);
+checked mode names a mode the pair does not take; a pair the device lacks does not compile.
+
+One kernel casts every pair (the mode an argument): it compiles once.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ascend_numba as an
+from ascend_numba.host.primitives import CAST_MODES, RoundMode
+from ascend_numba.host.references.convert import cast as reference
+from ascend_numba.kernels import alloc_buffer, cast, data_copy
+
+TILE = 256
+PAIRS = sorted(CAST_MODES)
+TILE_TYPE = {"float16": np.uint16}  # fp16 tiles hold uint16 bits
+
+
+def _tile_type(name):
+    return np.dtype(TILE_TYPE.get(name, name))
+
+
+def _kernel_source() -> str:
+    params = [f"{p}{k}" for k in range(len(PAIRS)) for p in ("x", "y")]
+    lines = ["import numpy as np", "import ascend_numba as an", "from ascend_numba.kernels import alloc_buffer, cast, "
+             "data_copy", "", f"@an.kernel(outputs={tuple(p for p in params if p.startswith('y'))!r})",
+             f"def every_cast(ctx, {', '.join(params)}, mode):"]
+    for k, (source, target) in enumerate(PAIRS):
+        lines += [f"    a{k} = alloc_buffer(ctx, {TILE}, np.{_tile_type(source).name})",
+                  f"    b{k} = alloc_buffer(ctx, {TILE}, np.{_tile_type(target).name})",
+                  f"    data_copy(ctx, a{k}, 0, x{k}, 0, {TILE})", f"    cast(ctx, b{k}, a{k}, mode, {TILE})",
+                  f"    data_copy(ctx, y{k}, 0, b{k}, 0, {TILE})"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def every_cast(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cast") / "every_cast.py"
+    path.write_text(_kernel_source())
+    spec = importlib.util.spec_from_file_location("every_cast", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.every_cast
+
+
+_F32 = np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7F800001, 0x00000001, 0x7F7FFFFF,
+                 0x3FC00000, 0xBFC00000, 0x40200000, 0x477FF000, 0x477FF001, 0x477FEFFF, 0x4F000000, 0xCF000001,
+                 0x5F000000, 0x3F801000, 0x3F802000, 0x3F803000, 0x387FC000, 0x33800000, 0x337FFFFF, 0x43000000,
+                 0x437F8000, 0xC3010000, 0x46FFFE00, 0x47000000], np.uint32).view(np.float32)
+
+
+def _source(name: str, rng) -> np.ndarray:
+    """A tile of ``name``: special values (ties, the edges of every destination's range, NaNs,
+    infinities, subnormals) then random bits; fp16 as its uint16 bits."""
+    tile = _tile_type(name)
+    bits = rng.integers(0, 2 ** (8 * tile.itemsize), TILE, dtype=np.uint64).astype(f"u{tile.itemsize}").view(tile)
+    if name == "float32":
+        scaled = (rng.standard_normal(64) * rng.choice([1, 100, 1e5, 3e9], 64)).astype(np.float32)
+        halves = (rng.integers(-300, 300, 32) + 0.5).astype(np.float32)
+        special = np.concatenate([_F32, scaled, halves])
+    elif name == "float16":
+        special = np.concatenate([np.array([0, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE01, 0x7C01, 0x0001, 0x7BFF, 0x3E00,
+                                            0xBE00, 0x4100, 0x5BF8, 0x57F8, 0xD800, 0x5800, 0x3C01], np.uint16),
+                                  (rng.integers(-200, 200, 48) + 0.5).astype(np.float16).view(np.uint16)])
+    else:
+        info = np.iinfo(tile)
+        special = np.array([0, 1, -1, info.max, info.min, 2049, 2051, 4097, -2051, 32767, 16777217, -16777217,
+                            65504, 65520, 2**31 - 1], np.int64)
+        special = special[(special >= info.min) & (special <= info.max)].astype(tile)
+    bits[:special.size] = special.view(tile)
+    return bits
+
+
+def _values(name: str, tile: np.ndarray) -> np.ndarray:
+    return tile.view(np.float16) if name == "float16" else tile
+
+
+def _run(kernel, sources, mode, interpret):
+    outs = [np.zeros(TILE, _tile_type(target)) for _, target in PAIRS]
+    args = [a for pair in zip(sources, outs) for a in pair]
+    kernel.launch(*args, int(mode), block_dim=1, interpret=interpret)
+    return outs
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**16), mode=st.sampled_from(list(RoundMode)))
+def test_every_pair_and_mode_compiled_and_interpreted_match_numpy(every_cast, seed, mode):
+    rng = np.random.default_rng(seed)
+    sources = [_source(source, rng) for source, _ in PAIRS]
+    compiled = _run(every_cast, sources, mode, False)
+    interpreted = _run(every_cast, sources, mode, True)
+    for (source, target), x, got, again in zip(PAIRS, sources, compiled, interpreted):
+        want = reference(_values(source, x), np.float16 if target == "float16" else target, mode).view(got.dtype)
+        as_bits = f"u{got.itemsize}"
+        bad = np.flatnonzero(got.view(as_bits) != want.view(as_bits))
+        assert bad.size == 0, (f"{source}->{target} {mode.name}: {bad.size} differ, first at {bad[0]}: "
+                               f"{_values(source, x)[bad[0]]!r} gave {got[bad[0]]!r}, want {want[bad[0]]!r}")
+        assert np.array_equal(got.view(as_bits), again.view(as_bits)), f"{source}->{target} {mode.name}: interpreted"
+
+
+def test_rint_fp32_to_fp16_is_the_existing_cast():
+    """CAST_RINT fp32 -> fp16 gives cast_f32_to_f16's bits (NumPy's rounding), NaNs included."""
+    x = _source("float32", np.random.default_rng(1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = x.astype(np.float16).view(np.uint16)
+    assert np.array_equal(reference(x, np.float16, RoundMode.CAST_RINT).view(np.uint16), want)
+
+
+@an.kernel(outputs=("y",))
+def _f32_to_i32(ctx, x, y, mode):
+    a = alloc_buffer(ctx, 64, np.float32)
+    b = alloc_buffer(ctx, 64, np.int32)
+    data_copy(ctx, a, 0, x, 0, 64)
+    cast(ctx, b, a, mode, 64)
+    data_copy(ctx, y, 0, b, 0, 64)
+
+
+@pytest.mark.parametrize("mode", [RoundMode.CAST_NONE, RoundMode.CAST_ODD, 9])
+def test_checked_mode_names_a_mode_the_pair_does_not_take(mode):
+    with pytest.raises(an.KernelCheckError) as caught:
+        _f32_to_i32.launch(np.ones(64, np.float32), np.zeros(64, np.int32), int(mode), block_dim=1, checked=True,
+                           interpret=True)
+    assert caught.value.rule == "mode-out-of-range" and "RoundMode" in str(caught.value)
+
+
+def test_a_pair_the_device_lacks_does_not_compile():
+    @an.kernel(outputs=("y",))
+    def i32_to_i8(ctx, x, y):
+        a = alloc_buffer(ctx, 64, np.int32)
+        b = alloc_buffer(ctx, 64, np.int8)
+        data_copy(ctx, a, 0, x, 0, 64)
+        cast(ctx, b, a, 1, 64)
+        data_copy(ctx, y, 0, b, 0, 64)
+
+    with pytest.raises(Exception, match="not a conversion the device's Cast has"):
+        i32_to_i8.launch(np.ones(64, np.int32), np.zeros(64, np.int8), block_dim=1)
