@@ -217,6 +217,12 @@ VECTOR_COUNT_UNALIGNED = Rule(
     "computes none of the elements past the last whole repeat",
     "a `Compare` / `Compares` count whose elements are not whole 256-byte repeats (the device leaves the tail "
     "uncomputed: the twin does too, and checked mode names it)")
+CAST_OVERLAP = Rule(
+    "cast-overlap", ("dst_start", "dst_end", "src_start", "src_end"),
+    "{operand}: a widening Cast writes UB bytes [{dst_start}, {dst_end}) over the bytes [{src_start}, {src_end}) it "
+    "reads: the device's Cast page says such a conversion gives wrong results (use another tile)",
+    "a widening `Cast` (to a wider type) whose destination overlaps its source: the device's Cast page warns the "
+    "results are wrong, and the twin's are too")
 MODE_OUT_OF_RANGE = Rule(
     "mode-out-of-range", ("mode", "value"),
     "{operand}: {mode} {value} is not one this form of the instruction takes",

@@ -28,9 +28,19 @@ REPEAT_BYTES = 256
 
 def scalar_as(a: np.ndarray, scalar):
     """The scalar as a tile of ``a``'s type holds it: a number enters a float tile as fp32, then the
-    tile's type; an integer tile takes an integer modulo its width (a C++ conversion)."""
+    tile's type; an integer tile takes an integer modulo its width (a C++ conversion), a float
+    first toward zero (a NaN as 0, saturated to int64)."""
     if a.dtype.kind == "f":
         return a.dtype.type(np.float32(scalar))
+    if isinstance(scalar, float):
+        if np.isnan(scalar):
+            scalar = 0
+        elif scalar >= 2.0**63:
+            scalar = 2**63 - 1
+        elif scalar < -2.0**63:
+            scalar = -2**63
+        else:
+            scalar = int(scalar)  # toward zero
     return np.array(int(scalar), np.int64).astype(a.dtype)[()]
 
 

@@ -9,7 +9,9 @@ of the kernel's float64 rounding (``kernels/primitives/convert.py``).
 * an integer destination: ``numpy.rint`` / ``floor`` / ``ceil`` / ``trunc`` (CAST_ROUND: half
   away from zero; CAST_ODD: the truncation, or the next integer away from zero where that is
   even and inexact), a NaN as 0, clipped to the type's range;
-* integer to integer: clipped to the destination's range.
+* integer to integer: clipped to the destination's range;
+* fp32 to fp32: ``numpy.rint`` / ``floor`` / ``ceil`` / ``trunc`` in fp32 (an integral value),
+  infinities and NaNs unchanged.
 
 Every mode is computed for every pair (the kernel computes a mode its pair does not take the
 same way); which pairs take which modes is the table's business.
@@ -76,9 +78,25 @@ def _to_integer(x: np.ndarray, dtype, mode: RoundMode) -> np.ndarray:
     return result
 
 
+def _to_integral(x: np.ndarray, mode: RoundMode) -> np.ndarray:
+    """fp32 to fp32: NumPy's rounding to an integral value, in fp32 (signed zeros as NumPy keeps them)."""
+    truncated = np.trunc(x)
+    away = truncated + np.copysign(np.float32(1), x)
+    return {
+        RoundMode.CAST_NONE: np.rint, RoundMode.CAST_RINT: np.rint, RoundMode.CAST_FLOOR: np.floor,
+        RoundMode.CAST_CEIL: np.ceil, RoundMode.CAST_TRUNC: np.trunc,
+        RoundMode.CAST_ROUND: lambda v: np.where(np.abs(v - truncated) >= 0.5, away, truncated),
+        RoundMode.CAST_ODD: lambda v: np.where((truncated != v) & (truncated % 2 == 0), away, truncated),
+    }[mode](x).astype(np.float32)
+
+
 def cast(src: np.ndarray, dtype, mode) -> np.ndarray:
     """``src`` (fp16 as ``float16``) cast to ``dtype`` (fp16: ``float16``) under RoundMode ``mode``."""
     dtype, mode = np.dtype(dtype), RoundMode(mode)
+    if src.dtype == np.float32 and dtype == np.float32:
+        with np.errstate(invalid="ignore"):
+            out = _to_integral(src, mode)
+        return np.where(np.isfinite(src), out, src)
     if src.dtype.kind in "iu" and dtype.kind in "iu":
         info = np.iinfo(dtype)
         return np.clip(src.astype(np.int64), info.min, info.max).astype(dtype)

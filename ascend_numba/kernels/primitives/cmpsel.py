@@ -3,10 +3,12 @@
 
 A comparison writes one bit per element into a uint8 tensor: element ``i`` at bit ``i % 8`` of
 byte ``i // 8``, least significant first, the layout Select reads (a mask tensor of uint16,
-uint32 or uint64 words reads the same on a little-endian host: the twin refuses other byte
-orders).  As on the device, Compare and Compares compute whole 256-byte repeats of the source:
+uint32 or uint64 words reads the same on the little-endian hosts the twin runs on, x86-64 and
+aarch64).  As on the device, Compare and Compares compute whole 256-byte repeats of the source:
 the elements past the last whole repeat are not computed and their bytes of ``dst`` not written
-(checked mode reports such a count); ``count / 8`` bytes are written.  Select takes any count.
+(checked mode reports such a count); the whole repeats' ``n / 8`` bytes are written.  Select
+takes any count.  The destination of a comparison is a uint8 (or int8) tile and Select's tiles
+have one type, or the kernel does not compile.
 
 Comparisons follow the A2/A3 boundary-value tables (asc-devkit ``docs/zh/api/附录/
 Memory矢量计算接口边界值汇总.md``, cannmirror/asc-devkit at 0da921b): a NaN operand makes every
@@ -30,7 +32,7 @@ from ...checked.ub_shadow import (first_garbage, is_local_operand, mark_epoch, m
                                   ub_range_ok, ub_read_ok)
 from ...host.primitives import COMPARE_OPS, CMPMODE, SELMODE
 from ...host.trace import DIR_VECTOR, EVENT
-from ..._numba_compat.extending import overload
+from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import f32_to_f16
 from ..lane import _address
@@ -65,11 +67,12 @@ def _source(ctx, prim, operand, addr, nbytes, ext):
 @checked_rule
 @jit
 def check_with_mode(ctx, prim, count, a_size, repeat_bytes, mode, which_mode, mode_ok, dst_addr, dst_nbytes, dst_ext,
-                  a_addr, a_nbytes, a_ext, b_addr, b_nbytes, b_ext, m_addr, m_nbytes, m_ext):
+                    a_addr, a_nbytes, a_ext, b_addr, b_nbytes, b_ext, m_addr, m_nbytes, m_ext, no_overlap):
     """A Compare, Compares or Select on ``count`` elements of ``a_size`` bytes, in whole repeats of
     ``repeat_bytes`` (0: any count): writes ``dst_ext`` bytes of ``dst``, reads ``a_ext`` /
     ``b_ext`` / ``m_ext`` bytes of the sources and the mask (NO_OPERAND: absent); ``mode_ok``:
-    the mode is one this form takes (``which_mode`` names its enum).  The destination is garbage
+    the mode is one this form takes (``which_mode`` names its enum); ``no_overlap``: the
+    destination must not overlap the first source (a widening Cast).  The destination is garbage
     where any byte read is."""
     enter(ctx, prim)
     if not count_ok(ctx, prim, OPERAND_DST, count, ELEMENTS, 0):
@@ -91,12 +94,42 @@ def check_with_mode(ctx, prim, count, a_size, repeat_bytes, mode, which_mode, mo
                      and ub_range_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, 0, dst_ext)):
         return False
     dst = np.int64(dst_addr) - np.int64(ctx.ub_addr)
+    src = np.int64(a_addr) - np.int64(ctx.ub_addr)
+    if no_overlap and dst < src + a_ext and src < dst + dst_ext:
+        report.cast_overlap(ctx, prim, OPERAND_DST, dst_start=dst, dst_end=dst + dst_ext, src_start=src,
+                            src_end=src + a_ext)
+        return False
     if a + b + m > 0:
         set_garbage(ctx, dst, dst_ext, 1)
         mark_epoch(ctx, dst, dst_ext)
     else:
         mark_written(ctx, dst, dst_ext)
     return True
+
+
+# ---- operand types: refused when the kernel compiles ------------------------------------------------
+
+def _mask_result(dst):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_mask_result, jit_options=OVERLOAD_OPTIONS)
+def _ov_mask_result(dst):
+    if dst.dtype not in (types.uint8, types.int8):
+        raise TypingError(f"Compare / Compares write one bit per element into a uint8 (or int8) tile, not {dst.dtype}")
+    return lambda dst: None
+
+
+def _one_type(dst, a, b):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_one_type, jit_options=OVERLOAD_OPTIONS)
+def _ov_one_type(dst, a, b):
+    if not (dst.dtype == a.dtype == b.dtype):
+        raise TypingError(f"Select moves elements between tiles of one type, not {dst.dtype} from {a.dtype} and "
+                          f"{b.dtype}")
+    return lambda dst, a, b: None
 
 
 # ---- element access ------------------------------------------------------------------------------
@@ -110,7 +143,7 @@ def _ov_stored(tensor, value):
     # A scalar as the tile stores it: an fp16 tile's bits of the nearest fp16 (round to nearest even).
     if tensor.dtype == types.uint16:
         return lambda tensor, value: f32_to_f16(np.float32(value))
-    return as_element(tensor.dtype)
+    return as_element(tensor.dtype, value)
 
 
 # The relations, one per CMPMODE (in its order): ordered, so a NaN operand makes each false, NE
@@ -291,11 +324,12 @@ def _whole_repeats(count, itemsize):
 
 @jit
 def compare(ctx, dst, a, b, mode, count):
+    _mask_result(dst)
     m = np.int64(mode)
     n = _whole_repeats(count, a.itemsize)
     if not check_with_mode(ctx, _COMPARE, count, a.itemsize, REPEAT_BYTES, m, _CMPMODE, _mode_ok_cmp(m), _address(dst),
                          dst.nbytes, n // 8, _address(a), a.nbytes, n * a.itemsize, _address(b), b.nbytes,
-                         n * b.itemsize, 0, 0, NO_OPERAND):
+                         n * b.itemsize, 0, 0, NO_OPERAND, False):
         return
     _trace(ctx, _EV_COMPARE, n, dst, n // 8, a, n * a.itemsize, b, n * b.itemsize)
     advance_preload(ctx)
@@ -304,11 +338,12 @@ def compare(ctx, dst, a, b, mode, count):
 
 @jit
 def compare_scalar(ctx, dst, a, scalar, mode, count):
+    _mask_result(dst)
     m = np.int64(mode)
     n = _whole_repeats(count, a.itemsize)
     if not check_with_mode(ctx, _COMPARES, count, a.itemsize, REPEAT_BYTES, m, _CMPMODE, _mode_ok_cmp(m),
                          _address(dst), dst.nbytes, n // 8, _address(a), a.nbytes, n * a.itemsize, 0, 0, NO_OPERAND,
-                         0, 0, NO_OPERAND):
+                         0, 0, NO_OPERAND, False):
         return
     _trace(ctx, _EV_COMPARES, n, dst, n // 8, a, n * a.itemsize, a, n * a.itemsize)
     advance_preload(ctx)
@@ -317,15 +352,16 @@ def compare_scalar(ctx, dst, a, scalar, mode, count):
 
 @jit
 def select(ctx, dst, mask, a, b, mode, count):
+    _one_type(dst, a, b)
     m = np.int64(mode)
     spr = m == SPR
     # VSEL_CMPMASK_SPR: every 256-byte repeat reads the same first bits of the mask.
     period = REPEAT_BYTES // dst.itemsize if spr else count
-    ext = count * dst.itemsize
+    ext = max(count, 0) * dst.itemsize
     mode_ok = spr or m == TENSOR_TENSOR
     if not check_with_mode(ctx, _SELECT, count, dst.itemsize, 0, m, _SELMODE, mode_ok, _address(dst), dst.nbytes, ext,
                          _address(a), a.nbytes, ext, _address(b), b.nbytes, ext, _address(mask), mask.nbytes,
-                         (min(count, period) + 7) // 8):
+                         (min(count, period) + 7) // 8, False):
         return
     _trace(ctx, _EV_SELECT, count, dst, ext, a, ext, b, ext)
     advance_preload(ctx)
@@ -333,7 +369,8 @@ def select(ctx, dst, mask, a, b, mode, count):
     n = max(min(count, dst.size, a.size, b.size), 0)
     if spr:
         # (a mask shorter than the repeat's bits: checked mode reports it; here its bits repeat)
-        _choose(dst, bits, a, b, n, max(min(period, 8 * bits.size), 1))
+        period = min(period, 8 * bits.size)
+        _choose(dst, bits, a, b, n if period > 0 else 0, max(period, 1))
     else:
         n = min(n, 8 * bits.size)
         _choose(dst, bits, a, b, n, 32 * ((n + 31) // 32) + 32)  # a period past n: bit i for element i
@@ -341,11 +378,12 @@ def select(ctx, dst, mask, a, b, mode, count):
 
 @jit
 def select_scalar(ctx, dst, mask, a, scalar, mode, count):
+    _one_type(dst, a, a)
     m = np.int64(mode)
-    ext = count * dst.itemsize
+    ext = max(count, 0) * dst.itemsize
     if not check_with_mode(ctx, _SELECT, count, dst.itemsize, 0, m, _SELMODE, m == TENSOR_SCALAR,
                          _address(dst), dst.nbytes, ext, _address(a), a.nbytes, ext, 0, 0, NO_OPERAND,
-                         _address(mask), mask.nbytes, (count + 7) // 8):
+                         _address(mask), mask.nbytes, (count + 7) // 8, False):
         return
     _trace(ctx, _EV_SELECT_SCALAR, count, dst, ext, a, ext, a, ext)
     advance_preload(ctx)

@@ -18,10 +18,14 @@ cannmirror/asc-devkit at 0da921b):
   finite value, the modes toward it give it (FLOOR of a positive, CEIL of a negative, TRUNC,
   ODD), the others infinity; a NaN stays a NaN, converted as the existing casts convert it
   (sign and top payload bits, quiet);
-* integer narrowing (int32 -> int16, int64 -> int32) saturates.
+* integer narrowing (int32 -> int16, int64 -> int32) saturates;
+* fp32 to fp32 rounds to an integral value (the sign of a zero result kept: TRUNC of -0.3 is
+  -0.0), infinities and NaNs unchanged.
 
 Checked mode (:func:`~.cmpsel.check_with_mode`): a RoundMode the pair does not take is a
-mode-out-of-range; a pair the device does not convert is refused when the kernel compiles.
+mode-out-of-range, a widening conversion whose destination overlaps its source a cast-overlap
+(the device's page: wrong results); a pair the device does not convert is refused when the
+kernel compiles.
 """
 
 from __future__ import annotations
@@ -156,6 +160,16 @@ def _ov_convert(dst, src, v, mode):
                 return f32_to_f16(np.float32(_to_float(x, mbits, emin, emax, mode)))
             return to_f16
 
+        if source == "float32":  # fp32 to fp32: to an integral value (the A2/A3 form of Truncate)
+            def to_integral(dst, src, v, mode):
+                x = _wide(src, v)
+                if x != x or math.isinf(x):
+                    return v
+                negative = x < 0.0
+                r = _round_magnitude(-x if negative else x, negative, mode)
+                return np.float32(-r if negative else r)
+            return to_integral
+
         def to_f32(dst, src, v, mode):
             x = _wide(src, v)
             if x != x:
@@ -184,11 +198,12 @@ def _ov_modes_taken(dst, src):
 def cast(ctx, dst, src, mode, count):
     m = np.int64(mode)
     mode_ok = 0 <= m <= ODD and (_modes_taken(dst, src) >> m) & 1 == 1
+    n = max(count, 0)
     if not check_with_mode(ctx, _CAST, count, src.itemsize, 0, m, _ROUND_MODE, mode_ok, _address(dst), dst.nbytes,
-                           count * dst.itemsize, _address(src), src.nbytes, count * src.itemsize, 0, 0, NO_OPERAND,
-                           0, 0, NO_OPERAND):
+                           n * dst.itemsize, _address(src), src.nbytes, n * src.itemsize, 0, 0, NO_OPERAND, 0, 0,
+                           NO_OPERAND, dst.itemsize > src.itemsize):
         return
-    _trace(ctx, _EV_CAST, count, dst, count * dst.itemsize, src, count * src.itemsize, src, count * src.itemsize)
+    _trace(ctx, _EV_CAST, n, dst, n * dst.itemsize, src, n * src.itemsize, src, n * src.itemsize)
     advance_preload(ctx)
     for i in range(max(min(count, dst.size, src.size), 0)):
         dst[i] = _convert(dst, src, src[i], m)

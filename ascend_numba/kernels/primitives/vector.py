@@ -144,18 +144,34 @@ def _ov_vstore(tensor, i, value):
     return store
 
 
-def as_element(dtype):
-    """A scalar as a tile of ``dtype`` takes it: an integer tile, an integer modulo its width (a C++
-    conversion; through int64, which wraps alike compiled and interpreted where a Python int out of
-    the type's range would raise); otherwise the dtype's conversion."""
+@jit(always_inline=True)
+def _int64_of_float(value):
+    # Toward zero, NaN 0, saturated to int64: one answer compiled and interpreted, on every CPU
+    # (the CPU's own conversion of a NaN or an out-of-range float differs, and NumPy raises).
+    if value != value:
+        return np.int64(0)
+    if value >= 9.223372036854775807e18:
+        return np.int64(9223372036854775807)
+    if value < -9.223372036854775808e18:
+        return np.int64(-9223372036854775808)
+    return np.int64(value)
+
+
+def as_element(dtype, value_type):
+    """A scalar of ``value_type`` as a tile of ``dtype`` takes it: an integer tile, an integer
+    modulo its width (a C++ conversion; through int64, which wraps alike compiled and interpreted
+    where a Python int out of the type's range would raise), a float first toward zero (NaN: 0,
+    saturated to int64); otherwise the dtype's conversion."""
     if isinstance(dtype, types.Integer):
+        if isinstance(value_type, types.Float):
+            return lambda tensor, value: dtype(_int64_of_float(value))
         return lambda tensor, value: dtype(np.int64(value))
     return lambda tensor, value: dtype(value)
 
 
 @overload(_bits_scalar, jit_options=OVERLOAD_OPTIONS)
 def _ov_bits_scalar(tensor, value):
-    return as_element(tensor.dtype)
+    return as_element(tensor.dtype, value)
 
 
 @overload(_vscalar, jit_options=OVERLOAD_OPTIONS)
@@ -163,7 +179,7 @@ def _ov_vscalar(tensor, value):
     if tensor.dtype == types.uint16:
         # A scalar entering an fp16 vector op is an fp16 value.
         return lambda tensor, value: f16_to_f32(f32_to_f16(np.float32(value)))
-    return as_element(tensor.dtype)
+    return as_element(tensor.dtype, value)
 
 
 # ---- element intrinsics: where the CPU's own choice must be pinned ---------------------------------
