@@ -104,7 +104,14 @@ def _to_integer(x, lo, hi, mode):
         return lo if x < 0.0 else hi
     negative = x < 0.0
     r = _round_magnitude(-x if negative else x, negative, mode)
-    r = -r if negative else r
+    return _saturated(-r if negative else r, lo, hi)
+
+
+@jit(always_inline=True)
+def _saturated(r, lo, hi):
+    """An integral float64 ``r`` (NaN: 0) as an int64 in ``[lo, hi]``."""
+    if r != r:
+        return np.int64(0)
     if r >= 9.223372036854775807e18:  # 2**63: past int64 (the float compare is exact)
         return hi
     if r < -9.223372036854775808e18:
@@ -183,6 +190,33 @@ def _ov_convert(dst, src, v, mode):
     return lambda dst, src, v, mode: dtype(_to_integer(_wide(src, v), lo, hi, mode))
 
 
+def _convert_rint(dst, src, v):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_convert_rint, jit_options=OVERLOAD_OPTIONS)
+def _ov_convert_rint(dst, src, v):
+    # CAST_RINT (and CAST_NONE) through the CPU's own round-to-nearest-even conversions: the bits of
+    # _convert's at a fraction of its work (the source is exact in fp32 or float64, so one rounding).
+    source, target = _TYPE_NAME.get(src.dtype), _TYPE_NAME.get(dst.dtype)
+    dtype = dst.dtype
+    if target == "float16":
+        if source == "float32":
+            return lambda dst, src, v: f32_to_f16(v)
+        return lambda dst, src, v: f32_to_f16(np.float32(v))  # int8 / uint8 / int16: exact in fp32
+    if target == "float32":
+        if source == "float32":  # to an integral value; a NaN keeps its bits
+            return lambda dst, src, v: v if v != v else np.rint(v)
+        if source == "float16":
+            return lambda dst, src, v: f16_to_f32(v)
+        return lambda dst, src, v: np.float32(v)
+    if source in ("float32", "float16"):
+        info = np.iinfo(target)
+        lo, hi = np.int64(info.min), np.int64(info.max)
+        return lambda dst, src, v: dtype(_saturated(np.rint(_wide(src, v)), lo, hi))
+    return lambda dst, src, v: _convert(dst, src, v, RINT)
+
+
 def _modes_taken(dst, src):
     raise NotImplementedError  # compiled only
 
@@ -205,8 +239,12 @@ def cast(ctx, dst, src, mode, count):
         return
     _trace(ctx, _EV_CAST, n, dst, n * dst.itemsize, src, n * src.itemsize, src, n * src.itemsize)
     advance_preload(ctx)
-    for i in range(max(min(count, dst.size, src.size), 0)):
-        dst[i] = _convert(dst, src, src[i], m)
+    if m == RINT or m == NONE:  # the common case, in a loop of its own: it vectorizes
+        for i in range(max(min(count, dst.size, src.size), 0)):
+            dst[i] = _convert_rint(dst, src, src[i])
+    else:
+        for i in range(max(min(count, dst.size, src.size), 0)):
+            dst[i] = _convert(dst, src, src[i], m)
 
 
 cast.py_func.__doc__ = PRIMITIVES["cast"].doc
