@@ -146,6 +146,30 @@ def _ov_stored(tensor, value):
     return as_element(tensor.dtype, value)
 
 
+def _value_at(b, i):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_value_at, jit_options=OVERLOAD_OPTIONS)
+def _ov_value_at(b, i):
+    # The second operand's value: a tile's element as a vector op reads it, or the scalar itself.
+    if isinstance(b, types.Array):
+        return lambda b, i: _vload(b, i)
+    return lambda b, i: b
+
+
+def _element_at(b, i):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_element_at, jit_options=OVERLOAD_OPTIONS)
+def _ov_element_at(b, i):
+    # The second operand's stored element (its bits), or the scalar as the tile stores it.
+    if isinstance(b, types.Array):
+        return lambda b, i: b[i]
+    return lambda b, i: b
+
+
 # The relations, one per CMPMODE (in its order): ordered, so a NaN operand makes each false, NE
 # included (A2/A3's documented boundary values, unlike IEEE's NE).
 @jit(always_inline=True)
@@ -178,42 +202,34 @@ def _ne(x, y):
     return np.uint8(x < y) | np.uint8(x > y)
 
 
-def _packers(rel):
-    """Compare's loops for one relation: byte j of ``dst`` holds ``rel`` of elements 8j..8j+7 (``n``
-    a multiple of 8, as whole repeats are), bit k for 8j+k; of two tiles, and of a tile and a
-    value.  Written out, the eight make a loop LLVM vectorizes; the relation is bound here (a
-    function passed as an argument would keep Numba from caching the primitive).  Linked, not
+def _packer(rel):
+    """Compare's loop for one relation: byte j of ``dst`` holds ``rel`` of elements 8j..8j+7 of ``a``
+    and ``b`` (a tile, or a value for every element; ``n`` a multiple of 8, as whole repeats are),
+    bit k for 8j+k.  Written out, the eight make a loop LLVM vectorizes; the relation is bound here
+    (a function passed as an argument would keep Numba from caching the primitive).  Linked, not
     inlined: compiled once per tile type for every kernel (a kernel of ten instructions with
     Compare and Select: 13.3 s CPU cold, 8.0 s with Sub and Div in their place)."""
     @jit
     def pack(dst, n, a, b):
         for j in range(n // 8):
             i = 8 * j
-            dst[j] = (rel(_vload(a, i), _vload(b, i)) | (rel(_vload(a, i + 1), _vload(b, i + 1)) << 1)
-                      | (rel(_vload(a, i + 2), _vload(b, i + 2)) << 2) | (rel(_vload(a, i + 3), _vload(b, i + 3)) << 3)
-                      | (rel(_vload(a, i + 4), _vload(b, i + 4)) << 4) | (rel(_vload(a, i + 5), _vload(b, i + 5)) << 5)
-                      | (rel(_vload(a, i + 6), _vload(b, i + 6)) << 6) | (rel(_vload(a, i + 7), _vload(b, i + 7)) << 7))
-
-    @jit
-    def pack_scalar(dst, n, a, y):
-        for j in range(n // 8):
-            i = 8 * j
-            dst[j] = (rel(_vload(a, i), y) | (rel(_vload(a, i + 1), y) << 1) | (rel(_vload(a, i + 2), y) << 2)
-                      | (rel(_vload(a, i + 3), y) << 3) | (rel(_vload(a, i + 4), y) << 4)
-                      | (rel(_vload(a, i + 5), y) << 5) | (rel(_vload(a, i + 6), y) << 6)
-                      | (rel(_vload(a, i + 7), y) << 7))
-
-    return pack, pack_scalar
+            dst[j] = (rel(_vload(a, i), _value_at(b, i)) | (rel(_vload(a, i + 1), _value_at(b, i + 1)) << 1)
+                      | (rel(_vload(a, i + 2), _value_at(b, i + 2)) << 2)
+                      | (rel(_vload(a, i + 3), _value_at(b, i + 3)) << 3)
+                      | (rel(_vload(a, i + 4), _value_at(b, i + 4)) << 4)
+                      | (rel(_vload(a, i + 5), _value_at(b, i + 5)) << 5)
+                      | (rel(_vload(a, i + 6), _value_at(b, i + 6)) << 6)
+                      | (rel(_vload(a, i + 7), _value_at(b, i + 7)) << 7))
+    return pack
 
 
-(_pack_lt, _packs_lt), (_pack_gt, _packs_gt), (_pack_eq, _packs_eq), (_pack_le, _packs_le), (_pack_ge, _packs_ge), \
-    (_pack_ne, _packs_ne) = (_packers(rel) for rel in (_lt, _gt, _eq, _le, _ge, _ne))
+_pack_lt, _pack_gt, _pack_eq, _pack_le, _pack_ge, _pack_ne = (_packer(rel) for rel in (_lt, _gt, _eq, _le, _ge, _ne))
 
 
 @jit(always_inline=True)
 def _compare(dst, n, mode, a, b):
     # One loop per mode: a mode's relation alone in the loop vectorizes (a table of relations per
-    # element ran 3.5x slower).
+    # element ran 3.5x slower).  ``b``: a tile (Compare) or a value (Compares).
     if mode == LT:
         _pack_lt(dst, n, a, b)
     elif mode == GT:
@@ -226,22 +242,6 @@ def _compare(dst, n, mode, a, b):
         _pack_ge(dst, n, a, b)
     elif mode == NE:
         _pack_ne(dst, n, a, b)
-
-
-@jit(always_inline=True)
-def _compare_scalar(dst, n, mode, a, y):
-    if mode == LT:
-        _packs_lt(dst, n, a, y)
-    elif mode == GT:
-        _packs_gt(dst, n, a, y)
-    elif mode == EQ:
-        _packs_eq(dst, n, a, y)
-    elif mode == LE:
-        _packs_le(dst, n, a, y)
-    elif mode == GE:
-        _packs_ge(dst, n, a, y)
-    elif mode == NE:
-        _packs_ne(dst, n, a, y)
 
 
 @jit(always_inline=True)
@@ -258,41 +258,34 @@ def _mask_word(mask_bytes, w):
 
 @jit(always_inline=True)
 def _choose(dst, mask_bytes, a, b, n, period):
-    """``dst[i] = a[i]`` where bit ``i % period`` of the mask is 1, else ``b[i]``.  Word by word (32
-    elements of one mask word) where the period allows: the element loop then vectorizes (both
-    operands are loaded before the choice, so it is a select)."""
+    """``dst[i] = a[i]`` where bit ``i % period`` of the mask is 1, else ``b[i]`` (``b``: a tile, or
+    a value stored as the tile stores it).  Word by word (32 elements of one mask word) where the
+    period allows: the element loop then vectorizes (both operands are loaded before the choice,
+    so it is a select)."""
     words = n // 32 if period % 32 == 0 else 0
     if _address(dst) == _address(a):  # in place (a = Select(a, b)): loads through dst, which vectorizes
         for w in range(words):
             word = _mask_word(mask_bytes, w % (period // 32))
             base = 32 * w
             for k in range(32):
-                x, y = dst[base + k], b[base + k]
+                x, y = dst[base + k], _element_at(b, base + k)
                 dst[base + k] = x if (word >> np.uint32(k)) & np.uint32(1) else y
     else:
         for w in range(words):
             word = _mask_word(mask_bytes, w % (period // 32))
             base = 32 * w
             for k in range(32):
-                x, y = a[base + k], b[base + k]
+                x, y = a[base + k], _element_at(b, base + k)
                 dst[base + k] = x if (word >> np.uint32(k)) & np.uint32(1) else y
     for i in range(32 * words, n):
-        x, y = a[i], b[i]
+        x, y = a[i], _element_at(b, i)
         dst[i] = x if _mask_bit(mask_bytes, i % period) else y
 
 
 @jit(always_inline=True)
-def _choose_scalar(dst, mask_bytes, a, y, n):
-    """``dst[i] = a[i]`` where mask bit ``i`` is 1, else ``y``; as :func:`_choose`."""
-    for w in range(n // 32):
-        word = _mask_word(mask_bytes, w)
-        base = 32 * w
-        for k in range(32):
-            x = a[base + k]
-            dst[base + k] = x if (word >> np.uint32(k)) & np.uint32(1) else y
-    for i in range(n // 32 * 32, n):
-        x = a[i]
-        dst[i] = x if _mask_bit(mask_bytes, i) else y
+def _past(n):
+    # A mask period past ``n`` elements, a whole number of 32-bit words: bit i for element i.
+    return 32 * ((n + 31) // 32) + 32
 
 
 @jit(always_inline=True)
@@ -347,7 +340,7 @@ def compare_scalar(ctx, dst, a, scalar, mode, count):
         return
     _trace(ctx, _EV_COMPARES, n, dst, n // 8, a, n * a.itemsize, a, n * a.itemsize)
     advance_preload(ctx)
-    _compare_scalar(dst, min(n, a.size, 8 * dst.size), m, a, _vscalar(a, scalar))
+    _compare(dst, min(n, a.size, 8 * dst.size), m, a, _vscalar(a, scalar))
 
 
 @jit
@@ -373,7 +366,7 @@ def select(ctx, dst, mask, a, b, mode, count):
         _choose(dst, bits, a, b, n if period > 0 else 0, max(period, 1))
     else:
         n = min(n, 8 * bits.size)
-        _choose(dst, bits, a, b, n, 32 * ((n + 31) // 32) + 32)  # a period past n: bit i for element i
+        _choose(dst, bits, a, b, n, _past(n))
 
 
 @jit
@@ -389,7 +382,7 @@ def select_scalar(ctx, dst, mask, a, scalar, mode, count):
     advance_preload(ctx)
     bits = mask.view(np.uint8)
     n = max(min(count, dst.size, a.size, 8 * bits.size), 0)
-    _choose_scalar(dst, bits, a, _stored(dst, scalar), n)
+    _choose(dst, bits, a, _stored(dst, scalar), n, _past(n))
 
 
 for _name, _spec in COMPARE_OPS.items():  # each primitive's doc is its declaration's

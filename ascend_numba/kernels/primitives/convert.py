@@ -44,6 +44,7 @@ from ..half import f16_to_f32, f32_to_f16
 from ..lane import _address
 from .cmpsel import NO_OPERAND, _trace, check_with_mode
 from .preload import advance_preload
+from .vector import saturated
 
 __all__ = ["cast"]
 
@@ -104,19 +105,7 @@ def _to_integer(x, lo, hi, mode):
         return lo if x < 0.0 else hi
     negative = x < 0.0
     r = _round_magnitude(-x if negative else x, negative, mode)
-    return _saturated(-r if negative else r, lo, hi)
-
-
-@jit(always_inline=True)
-def _saturated(r, lo, hi):
-    """An integral float64 ``r`` (NaN: 0) as an int64 in ``[lo, hi]``."""
-    if r != r:
-        return np.int64(0)
-    if r >= 9.223372036854775807e18:  # 2**63: past int64 (the float compare is exact)
-        return hi
-    if r < -9.223372036854775808e18:
-        return lo
-    return min(max(np.int64(r), lo), hi)
+    return saturated(-r if negative else r, lo, hi)
 
 
 # ---- one conversion per pair ------------------------------------------------------------------------
@@ -213,7 +202,7 @@ def _ov_convert_rint(dst, src, v):
     if source in ("float32", "float16"):
         info = np.iinfo(target)
         lo, hi = np.int64(info.min), np.int64(info.max)
-        return lambda dst, src, v: dtype(_saturated(np.rint(_wide(src, v)), lo, hi))
+        return lambda dst, src, v: dtype(saturated(np.rint(_wide(src, v)), lo, hi))
     return lambda dst, src, v: _convert(dst, src, v, RINT)
 
 

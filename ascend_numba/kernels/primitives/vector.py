@@ -144,17 +144,21 @@ def _ov_vstore(tensor, i, value):
     return store
 
 
+_INT64_MIN, _INT64_MAX = np.int64(np.iinfo(np.int64).min), np.int64(np.iinfo(np.int64).max)
+
+
 @jit(always_inline=True)
-def _int64_of_float(value):
-    # Toward zero, NaN 0, saturated to int64: one answer compiled and interpreted, on every CPU
-    # (the CPU's own conversion of a NaN or an out-of-range float differs, and NumPy raises).
-    if value != value:
+def saturated(r, lo, hi):
+    """A float ``r`` toward zero as an int64 in ``[lo, hi]``, a NaN as 0: one answer compiled and
+    interpreted, on every CPU (the CPU's own conversion of a NaN or an out-of-range float differs,
+    and NumPy raises)."""
+    if r != r:
         return np.int64(0)
-    if value >= 9.223372036854775807e18:
-        return np.int64(9223372036854775807)
-    if value < -9.223372036854775808e18:
-        return np.int64(-9223372036854775808)
-    return np.int64(value)
+    if r >= 9.223372036854775807e18:  # 2**63: past int64 (the float compare is exact)
+        return hi
+    if r < -9.223372036854775808e18:
+        return lo
+    return min(max(np.int64(r), lo), hi)
 
 
 def as_element(dtype, value_type):
@@ -164,7 +168,7 @@ def as_element(dtype, value_type):
     saturated to int64); otherwise the dtype's conversion."""
     if isinstance(dtype, types.Integer):
         if isinstance(value_type, types.Float):
-            return lambda tensor, value: dtype(_int64_of_float(value))
+            return lambda tensor, value: dtype(saturated(value, _INT64_MIN, _INT64_MAX))
         return lambda tensor, value: dtype(np.int64(value))
     return lambda tensor, value: dtype(value)
 
