@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 
 from ascend_numba.ops.registry import random_bits
@@ -16,3 +19,13 @@ def same(got: np.ndarray, ref: np.ndarray) -> None:
     """Same shape, dtype and bytes."""
     assert got.shape == ref.shape and got.dtype == ref.dtype
     assert got.tobytes() == ref.tobytes()
+
+
+def import_source(path: Path, source: str):
+    """Write ``source`` (a generated kernel module) to ``path`` and import it: Numba's cache and
+    the kernel's source lines need a file."""
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

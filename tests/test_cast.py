@@ -7,10 +7,9 @@ One kernel casts every pair (the mode an argument): it compiles once.
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
+from helpers import import_source
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -43,12 +42,7 @@ def _kernel_source() -> str:
 
 @pytest.fixture(scope="module")
 def every_cast(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cast") / "every_cast.py"
-    path.write_text(_kernel_source())
-    spec = importlib.util.spec_from_file_location("every_cast", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.every_cast
+    return import_source(tmp_path_factory.mktemp("cast") / "every_cast.py", _kernel_source()).every_cast
 
 
 _F32 = np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7F800001, 0x00000001, 0x7F7FFFFF,

@@ -9,10 +9,9 @@ fills with a sentinel, so the bytes an op must not write are checked too.
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
+from helpers import import_source
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,18 +33,17 @@ def _kernel_source() -> str:
     lines = ["import numpy as np", "import ascend_numba as an",
              "from ascend_numba.kernels import alloc_buffer, data_copy, compare, compare_scalar, select, select_scalar",
              "", f"@an.kernel(outputs={tuple(p for p in params if not p.startswith(('x_', 'y_')))!r})",
-             f"def every_cmpsel(ctx, {', '.join(params)}, mask, cmode, smode, count, s, si):",
+             f"def every_cmpsel(ctx, {', '.join(params)}, mask, cmode, smode, count, s):",
              f"    k = alloc_buffer(ctx, {MASK_BYTES}, np.uint8)", f"    data_copy(ctx, k, 0, mask, 0, {MASK_BYTES})"]
     for w, dtype in DTYPES.items():
         dt = f"np.{np.dtype(dtype).name}"
-        s = "si" if w.startswith("i") else "s"  # (an integer tile's scalar argument)
         lines += [f"    a_{w} = alloc_buffer(ctx, {TILE}, {dt})", f"    b_{w} = alloc_buffer(ctx, {TILE}, {dt})",
                   f"    d_{w} = alloc_buffer(ctx, {TILE}, {dt})", f"    m_{w} = alloc_buffer(ctx, {MASK_BYTES}, np.uint8)",
                   f"    data_copy(ctx, a_{w}, 0, x_{w}, 0, {TILE})", f"    data_copy(ctx, b_{w}, 0, y_{w}, 0, {TILE})"]
         for out, call, tile, n in (("cmp", f"compare(ctx, m_{w}, a_{w}, b_{w}, cmode, count)", "m", MASK_BYTES),
-                                   ("cmps", f"compare_scalar(ctx, m_{w}, a_{w}, {s}, cmode, count)", "m", MASK_BYTES),
+                                   ("cmps", f"compare_scalar(ctx, m_{w}, a_{w}, s, cmode, count)", "m", MASK_BYTES),
                                    ("sel", f"select(ctx, d_{w}, k, a_{w}, b_{w}, smode, count)", "d", TILE),
-                                   ("sels", f"select_scalar(ctx, d_{w}, k, a_{w}, {s}, 1, count)", "d", TILE)):
+                                   ("sels", f"select_scalar(ctx, d_{w}, k, a_{w}, s, 1, count)", "d", TILE)):
             lines += [f"    data_copy(ctx, {tile}_{w}, 0, {out}_{w}, 0, {n})", f"    {call}",
                       f"    data_copy(ctx, {out}_{w}, 0, {tile}_{w}, 0, {n})"]
     return "\n".join(lines) + "\n"
@@ -53,12 +51,7 @@ def _kernel_source() -> str:
 
 @pytest.fixture(scope="module")
 def every_cmpsel(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cmpsel") / "every_cmpsel.py"
-    path.write_text(_kernel_source())
-    spec = importlib.util.spec_from_file_location("every_cmpsel", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.every_cmpsel
+    return import_source(tmp_path_factory.mktemp("cmpsel") / "every_cmpsel.py", _kernel_source()).every_cmpsel
 
 
 SPECIALS = {
@@ -90,16 +83,21 @@ def _tiles(seed: int) -> dict:
     return out
 
 
+def _sentinel_outputs(dtype) -> dict:
+    """Each output of one tile type, every byte the sentinel: the comparisons' masks (uint8) and the
+    selections (the tile type)."""
+    return {name: np.full(MASK_BYTES if name.startswith("cmp") else TILE * np.dtype(dtype).itemsize, SENTINEL,
+                          np.uint8).view(np.uint8 if name.startswith("cmp") else dtype) for name in OUTPUTS}
+
+
 def _run(kernel, tiles, mask, cmode, smode, count, scalar, interpret):
     args, outs = [], {}
     for w, dtype in DTYPES.items():
-        x, y = tiles[w]
-        outs[w] = {name: np.full(MASK_BYTES if name.startswith("cmp") else TILE * np.dtype(dtype).itemsize, SENTINEL,
-                                 np.uint8).view(np.uint8 if name.startswith("cmp") else dtype) for name in OUTPUTS}
-        args += [x, y, *outs[w].values()]
-    # An integer tile takes the same float scalar: toward zero, NaN 0, saturated to int64, then
-    # modulo the width (1e19 and inf as -1 on int32), compiled and interpreted alike.
-    kernel.launch(*args, mask, int(cmode), int(smode), count, scalar, scalar, block_dim=1, interpret=interpret)
+        outs[w] = _sentinel_outputs(dtype)
+        args += [*tiles[w], *outs[w].values()]
+    # An integer tile takes the float scalar too: toward zero, NaN 0, saturated to int64, then modulo
+    # the width (1e19 and inf as -1 on int32), compiled and interpreted alike.
+    kernel.launch(*args, mask, int(cmode), int(smode), count, scalar, block_dim=1, interpret=interpret)
     return outs
 
 
@@ -112,15 +110,13 @@ def _expected(tiles, mask, cmode, smode, count, scalar):
     out = {}
     for w, dtype in DTYPES.items():
         x, y = (t[:count] for t in tiles[w])
-        s = scalar
-        want = {name: np.full(MASK_BYTES if name.startswith("cmp") else TILE * np.dtype(dtype).itemsize, SENTINEL,
-                              np.uint8).view(np.uint8 if name.startswith("cmp") else dtype) for name in OUTPUTS}
+        want = _sentinel_outputs(dtype)
         computed = reference("compare", _as_values(w, x), _as_values(w, y), cmode)  # whole repeats
         want["cmp"][:computed.size] = computed
-        computed = reference("compare_scalar", _as_values(w, x), s, cmode)
+        computed = reference("compare_scalar", _as_values(w, x), scalar, cmode)
         want["cmps"][:computed.size] = computed
         want["sel"][:count] = reference("select", mask, x, y, smode)
-        want["sels"][:count] = _as_values(w, reference("select_scalar", mask, _as_values(w, x), s,
+        want["sels"][:count] = _as_values(w, reference("select_scalar", mask, _as_values(w, x), scalar,
                                                        SELMODE.VSEL_TENSOR_SCALAR_MODE)).view(dtype)
         out[w] = want
     return out

@@ -4,7 +4,6 @@ in (an.lint, the CLI, the decorator)."""
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import textwrap
 import warnings
@@ -12,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from helpers import import_source
 from numba import njit
 
 import ascend_numba as an
@@ -295,11 +295,7 @@ def add_custom(ctx, x, y, z, n):
 def _add_custom(tmp_path, decorator):
     """The file holding ADD_CUSTOM under ``decorator``, and its kernel (imported from it)."""
     path = tmp_path / "add_custom.py"
-    path.write_text(ADD_CUSTOM.format(decorator=decorator))
-    spec = importlib.util.spec_from_file_location("add_custom", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return path, module.add_custom
+    return path, import_source(path, ADD_CUSTOM.format(decorator=decorator)).add_custom
 
 
 @pytest.mark.parametrize("decorator", ["@kernel", "@an.kernel", '@an.kernel(outputs=("z",))'])

@@ -8,11 +8,11 @@ runs interpreted once.  A primitive declared tomorrow is in it without editing t
 
 from __future__ import annotations
 
-import importlib.util
 import textwrap
 
 import numpy as np
 import pytest
+from helpers import import_source
 
 from ascend_numba.host.primitives import VECTOR_OPS
 from ascend_numba.host.references.vector import REFERENCES, reference
@@ -73,12 +73,7 @@ def _kernel_source() -> tuple[str, dict]:
 @pytest.fixture(scope="module")
 def every_op(tmp_path_factory):
     source, slots = _kernel_source()
-    path = tmp_path_factory.mktemp("every_op") / "every_vector_op.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("every_vector_op", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.every_op, slots
+    return import_source(tmp_path_factory.mktemp("every_op") / "every_vector_op.py", source).every_op, slots
 
 
 F32_SPECIALS = [0, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7FC00001,
