@@ -2,8 +2,9 @@
 instructions, copied out, 2 lanes) next to the same loop in plain Numba, the NumPy expression a
 gen_data.py would use and a same-size memory copy (issue #51, "Speed").
 
-Groups: one instruction (Add), a chain of three (Mul, Adds, Relu) and compare-then-select (a
-threshold: ``where(x > y, x, y)`` through a bit mask).
+Groups: one instruction (Add), a chain of three (Mul, Adds, Relu), compare-then-select (a
+threshold: ``where(x > y, x, y)`` through a bit mask) and Add in the level-0 form under a
+continuous mask (48 of each repeat's 64 lanes: the lane-by-lane path).
 """
 
 import numba
@@ -11,14 +12,15 @@ import numpy as np
 import pytest
 
 import ascend_numba as an
-from ascend_numba.kernels import (CMPMODE, SELMODE, add, adds, alloc_buffer, compare, contiguous_lane_range,
-                                  data_copy, mul, relu, select)
+from ascend_numba.kernels import (CMPMODE, SELMODE, BinaryRepeatParams, add, adds, alloc_buffer, compare,
+                                  contiguous_lane_range, data_copy, mul, relu, select)
 
 from conftest import parallel_copy, record, ref
 
 N = 1 << 24
 TILE = 8192  # elements per UB tile: 32 KB of fp32 (a 192 KB UB holds the five tiles)
 LANES = 2
+LANES_ON = 48  # the masked Add's lanes of each 64-lane repeat
 
 
 @an.kernel(outputs=("z",))
@@ -61,6 +63,29 @@ def ported_threshold(ctx, x, y, z, n):
         data_copy(ctx, z, t * TILE, a, 0, TILE)
 
 
+@an.kernel(outputs=("z",))
+def ported_masked_add(ctx, x, y, z, n):
+    start, end = contiguous_lane_range(ctx, n // TILE)
+    a = alloc_buffer(ctx, TILE, np.float32)
+    b = alloc_buffer(ctx, TILE, np.float32)
+    for t in range(start, end):
+        data_copy(ctx, a, 0, x, t * TILE, TILE)
+        data_copy(ctx, b, 0, y, t * TILE, TILE)
+        add(ctx, a, a, b, LANES_ON, TILE // 64, BinaryRepeatParams(1, 1, 1, 8, 8, 8))
+        data_copy(ctx, z, t * TILE, a, 0, TILE)
+
+
+@numba.njit(parallel=True, cache=True)
+def numba_masked_add(x, y, z):
+    for i in numba.prange(x.size):
+        z[i] = x[i] + y[i] if i % 64 < LANES_ON else x[i]
+
+
+def numpy_masked_add(x, y, z):
+    z[:] = x
+    z.reshape(-1, 64)[:, :LANES_ON] += y.reshape(-1, 64)[:, :LANES_ON]
+
+
 @numba.njit(parallel=True, cache=True)
 def numba_add(x, y, z):
     for i in numba.prange(x.size):
@@ -95,6 +120,8 @@ CASES = {  # group: (twin, plain Numba, NumPy)
                       lambda x, y, z: np.maximum(x * y + np.float32(0.5), 0, out=z)),
     "compare select": (lambda x, y, z: ported_threshold.launch(x, y, z, N, block_dim=LANES),
                        numba_threshold, lambda x, y, z: np.where(x > y, x, y)),
+    "add level-0 masked": (lambda x, y, z: ported_masked_add.launch(x, y, z, N, block_dim=LANES),
+                           numba_masked_add, numpy_masked_add),
 }
 
 

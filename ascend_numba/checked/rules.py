@@ -29,7 +29,7 @@ from ..host.primitives import PRIMITIVES as _DECLARED
 from ..host.primitives import TENSOR_ROLES
 
 __all__ = ["Rule", "RULES", "RULE", "REPORTED", "PRIMITIVES", "PRIMITIVE", "OPERANDS", "OPERAND_DST", "OPERAND_SRC",
-           "OPERAND_SRC1", "OPERAND_TMP", "OPERAND_MASK", "MEMORIES", "GM", "UB", "GM_ACCESSES", "COUNTS", "MODES",
+           "OPERAND_SRC1", "OPERAND_TMP", "OPERAND_MASK", "MEMORIES", "GM", "UB", "GM_ACCESSES", "COUNTS", "MODES", "REPEAT_PARAMS",
            "MAX_DETAILS", "CHECK_SLOTS", "CHECK_RULE", "CHECK_PRIMITIVE", "CHECK_OPERAND", "CHECK_DETAILS", "rules_table"]
 
 # A primitive's code is its index here (0 = none), declared in host.primitives.
@@ -44,6 +44,9 @@ GM_ACCESSES = ("read", "write")  # a gm-past-end's access (a detail's value: its
 # What a count-out-of-range names (a detail's value: its index).
 COUNTS = ("byte count", "blockCount", "blockLen", "rows", "cols", "count", "srcStride", "dstStride")
 MODES = ("CMPMODE", "SELMODE", "RoundMode")  # what a mode-out-of-range names (an index)
+# What a repeat-params-out-of-range names (an index): a level-0 call's parameter.
+REPEAT_PARAMS = ("repeatTimes", "dstBlkStride", "src0BlkStride", "src1BlkStride", "dstRepStride", "src0RepStride",
+                 "src1RepStride", "mask", "counter-mode count")
 
 
 @dataclass(frozen=True, eq=False)
@@ -230,6 +233,20 @@ MODE_OUT_OF_RANGE = Rule(
     "VSEL_CMPMASK_SPR or VSEL_TENSOR_TENSOR_MODE; the scalar form: VSEL_TENSOR_SCALAR_MODE), or a Cast RoundMode "
     "its pair of types does not take (CAST_ODD is fp32 to fp16 only; fp32 to int32 takes no CAST_NONE)",
     choices={"mode": MODES})
+REPEAT_PARAMS_OUT_OF_RANGE = Rule(
+    "repeat-params-out-of-range", ("param", "value", "low", "high"),
+    "{operand}: {param} {value} is outside {low}..{high}",
+    "a level-0 vector call's parameter outside what the device's field holds: repeatTimes past 255 (a uint8_t), a "
+    "block or repeat stride past its uint8_t / uint16_t, a destination block stride of 0 (undefined on the device), "
+    "a negative continuous mask, a counter-mode count past 32 bits",
+    choices={"param": REPEAT_PARAMS})
+VECTOR_PARTIAL_OVERLAP = Rule(
+    "vector-partial-overlap", ("dst_start", "dst_end", "src_start", "src_end"),
+    "{operand}: a level-0 vector call reads UB bytes [{src_start}, {src_end}) that overlap the bytes "
+    "[{dst_start}, {dst_end}) it writes, not element for element",
+    "a level-0 vector call whose source and destination overlap other than wholly (same start, same strides): the "
+    "device forbids a partial overlap within a repeat and a repeat reading an earlier one's result (Add, Sub, Mul, "
+    "Max, Min, AddRelu and SubRelu may write over src1 when a repeat stride is 0, as the device allows)")
 
 # Each record by its name here in lower case: the name of its reporter (see .dispatch).
 REPORTED = {k.lower(): v for k, v in globals().items() if isinstance(v, Rule)}

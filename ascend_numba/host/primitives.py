@@ -31,6 +31,7 @@ Plain Python: no Numba here (the linter and checked mode's messages read it with
 from __future__ import annotations
 
 import ast
+import collections
 import enum
 import inspect
 import textwrap
@@ -40,7 +41,8 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "TENSOR_ROLES", "CMPMODE", "SELMODE",
-           "RoundMode", "CAST_MODES", "element_expression"]
+           "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams", "MASK_PLACEHOLDER",
+           "element_expression"]
 
 # An operand a primitive writes (dst) or reads (``mask``: Select's selection bits); checked mode's codes.
 TENSOR_ROLES = ("dst", "src", "src1", "tmp", "mask")
@@ -100,6 +102,18 @@ class SELMODE(enum.IntEnum):
     VSEL_CMPMASK_SPR = 0
     VSEL_TENSOR_SCALAR_MODE = 1
     VSEL_TENSOR_TENSOR_MODE = 2
+
+
+# A level-0 call's strides, in 32-byte blocks, field for field the device's structs
+# (include/basic_api/kernel_struct_binary.h, kernel_struct_unary.h; cannmirror/asc-devkit at 0da921b).
+# Compiled code builds one with every field given; the defaults are the contiguous layout.
+BinaryRepeatParams = collections.namedtuple(
+    "BinaryRepeatParams", ("dst_blk_stride", "src0_blk_stride", "src1_blk_stride", "dst_rep_stride", "src0_rep_stride",
+                           "src1_rep_stride"), defaults=(1, 1, 1, 8, 8, 8))
+UnaryRepeatParams = collections.namedtuple(
+    "UnaryRepeatParams", ("dst_blk_stride", "src_blk_stride", "dst_rep_stride", "src_rep_stride"),
+    defaults=(1, 1, 8, 8))
+MASK_PLACEHOLDER = 0  # the mask a call with is_set_mask=False passes (it reads the register)
 
 
 @dataclass(frozen=True)
@@ -356,6 +370,15 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "Cast: ``dst[i] = src[i]`` converted to dst's type under a RoundMode, for the pairs and modes of "
               "CAST_MODES; an integer result saturates (a NaN gives 0), a float one follows IEEE overflow.",
               "check_with_mode", "vector", kind="cast"),
+    # The mask register of the level-0 forms (kernels/primitives/masks.py).
+    Primitive("set_mask_norm", "SetMaskNorm", "mask", (), "SetMaskNorm: the mask register is a bit per lane "
+              "(normal mode, the default).", ""),
+    Primitive("set_mask_count", "SetMaskCount", "mask", (), "SetMaskCount: the mask register's low word is a count "
+              "of elements over the repeats (counter mode).", ""),
+    Primitive("set_vector_mask", "SetVectorMask", "mask", ("mask_high", "mask_low"),
+              "SetVectorMask: the mask register's two words, high first; one argument ``n``: the first ``n`` "
+              "lanes.", ""),
+    Primitive("reset_mask", "ResetMask", "mask", (), "ResetMask: every bit of the mask register set.", ""),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

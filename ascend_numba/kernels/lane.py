@@ -22,7 +22,7 @@ from .._numba_compat.extending import python_twin
 __all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR",
            "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM", "STATE_PRELOAD_PENDING",
            "STATE_PRELOAD", "STATE_GARBAGE", "STATE_BARRIER", "STATE_AUTO", "STATE_MOVED", "STATE_PRIMITIVE",
-           "STATE_EXCEPTION", "STATE_PRINT",
+           "STATE_EXCEPTION", "STATE_PRINT", "STATE_MASK_COUNTER", "STATE_MASK_HIGH", "STATE_MASK_LOW", "MASK_START",
            "PRELOAD_REGIONS", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL", "ERR_LANE_RAISED", "ERR_SYNC_NOT_RESIDENT",
            "ERR_SYNC_ABANDONED", "LANE_TYPES"]
 
@@ -54,7 +54,11 @@ STATE_BARRIER = STATE_PRELOAD + 3 * PRELOAD_REGIONS  # the launch's SyncAll barr
 STATE_AUTO, STATE_MOVED, STATE_PRIMITIVE = STATE_BARRIER + 1, STATE_BARRIER + 2, STATE_BARRIER + 3
 STATE_EXCEPTION = STATE_PRIMITIVE + 1  # the address of the exception record of a lane that raised
 STATE_PRINT = STATE_EXCEPTION + 1  # the address of the lane's print row (kprint, dump_tensor), 0 if none
-LANE_STATE_SLOTS = STATE_PRINT + 1
+# The vector unit's mask register (kernels.primitives.masks): counter mode (1) or normal (0), then its
+# high and low words (the int64 of their bits; a lane starts with every bit set, MASK_START).
+STATE_MASK_COUNTER, STATE_MASK_HIGH, STATE_MASK_LOW = STATE_PRINT + 1, STATE_PRINT + 2, STATE_PRINT + 3
+MASK_START = -1
+LANE_STATE_SLOTS = STATE_MASK_LOW + 1
 ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL, ERR_LANE_RAISED, ERR_SYNC_NOT_RESIDENT, ERR_SYNC_ABANDONED = 1, 2, 3, 4, 5
 
 # The Numba type of each context, field by field: a kernel body is compiled for exactly this

@@ -18,7 +18,8 @@ from .._numba_compat.call import raised_exception
 from .interpret import raised
 from .lane import (
     ERR_LANE_RAISED, ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS,
-    STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, STATE_PRINT, STATE_STREAM,
+    MASK_START, STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, STATE_MASK_HIGH, STATE_MASK_LOW,
+    STATE_PRINT, STATE_STREAM,
 )
 from .launchers import launch_lanes, launcher, run_resident, run_resident_lane
 from .pools import UB_POOL
@@ -67,6 +68,7 @@ class PreparedLaunch:
 
 def _lane_state(block_dim: int, gm_bytes: int) -> np.ndarray:
     state = np.zeros((block_dim, LANE_STATE_SLOTS), np.int64)
+    state[:, [STATE_MASK_HIGH, STATE_MASK_LOW]] = MASK_START
     if gm_bytes >= STREAM_BYTES:
         state[:, STATE_STREAM] = 1
     return state

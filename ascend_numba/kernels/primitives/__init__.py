@@ -6,8 +6,11 @@
 ``dma``        ``data_copy``, ``data_copy_pad``, ``gather`` and the byte copies under them
 ``preload``    ``preload``: the next tile's CopyIn, fetched over the vector ops (MTE2 ahead)
 ``vector``     the vector ops declared in ``host.primitives`` (Add, Muls, the casts...), SetValue
+``elements``   the vector ops' element intrinsics (Max, Relu, the shifts, the NaN policy)
 ``cmpsel``     Compare, Compares and Select (bit masks), the ``CMPMODE`` and ``SELMODE`` modes
 ``convert``    Cast between tile types under a ``RoundMode``
+``masks``      the mask register (SetMaskNorm, SetMaskCount, SetVectorMask, ResetMask) and the
+               lanes of the vector ops' level-0 form (repeats, strides, ``BinaryRepeatParams``)
 ``fusion``     ``vector_program``: tile fusion, a run of vector ops as one pass over the tiles (the
                pass's source: ``fusion_codegen``; what it calls: ``fusion_runtime``)
 ``pinned``     pinned element functions (Exp, Ln): one implementation, compiled and interpreted
@@ -35,6 +38,8 @@ from .context import (
     big_small_lane_range, contiguous_lane_range, count_event, in_ub, lane_error, trace_work,
 )
 from .debug import dump_tensor, kernel_prints, kprint
+from .masks import (MASK_PLACEHOLDER, BinaryRepeatParams, UnaryRepeatParams, reset_mask, set_mask_count,
+                    set_mask_norm, set_vector_mask)
 from .dma import data_copy, data_copy_pad, gather
 from .fusion import VectorProgramError, vector_program
 from .memory import alloc_buffer, reinterpret
@@ -49,5 +54,6 @@ __all__ = [
     "alloc_buffer", "reinterpret",
     "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, "cast", "CMPMODE", "SELMODE",
-    "RoundMode",
+    "RoundMode", "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER",
+    "BinaryRepeatParams", "UnaryRepeatParams",
 ]

@@ -2,6 +2,12 @@
 Duplicate, the casts), built here from its declaration, and SetValue (tile fusion of these ops:
 :mod:`.fusion`).
 
+Each op takes two forms: the count form ``(ctx, dst, src..., count)`` and the level-0 form
+``(ctx, dst, src..., mask, repeat_times, params, is_set_mask=True)`` with a BinaryRepeatParams
+(two tiles) or UnaryRepeatParams (one tile and a scalar, or one tile); Duplicate's level-0 form is
+``(ctx, dst, scalar, mask, repeat_times, dst_block_stride, dst_repeat_stride)``.  The lanes of
+the level-0 form and the mask register: :mod:`.masks`; the element intrinsics: :mod:`.elements`.
+
 Operands are UB tensors.  uint16 tiles are fp16 in arithmetic: each op is computed in fp32 and
 rounded to fp16, which is exact IEEE fp16 for + - * / sqrt.  bf16 has no vector arithmetic here,
 as on the device: cast it to fp32 first.  Each op also advances the lane's preload (see
@@ -14,8 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
-from llvmlite import ir
-from numba.extending import intrinsic
 
 from ...checked.auto import enter
 from ...checked.dispatch import ELEMENTS, checked_rule, count_ok
@@ -23,13 +27,17 @@ from ...checked.rules import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
 from ...checked.ub_shadow import is_local_operand, mark_written, propagate_garbage, ub_aligned, ub_range_ok, ub_read_ok
 from ...host.primitives import VECTOR_OPS, Primitive
 from ...host.trace import DIR_SCALAR, DIR_VECTOR, EVENT, EVENT_SET_VALUE
-from ..._numba_compat.extending import overload, python_twin
+from ..._numba_compat.extending import overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from .. import half
-from ..half import _is_nan, f16_to_f32, f16_to_f32_quiet, f32_to_f16
+from ..half import f16_to_f32, f16_to_f32_quiet, f32_to_f16
 from ..lane import _address
 from .context import address, trace_event, tracing
 from . import pinned
+from .elements import (add_relu_element, canonical_nan, max_element, min_element, relu_element,
+                       shift_left_element, shift_right_element, sqrt_element, sub_relu_element)
+from .masks import (BLOCK_BYTES, BLOCKS, REPEAT_BYTES, block_lanes, call_mask, check_repeat, contiguous_count,
+                    count_form_done, mask_length, run_lanes, repeats_of, stride_u8, stride_u16)
 from .preload import advance_preload
 
 __all__ = ["set_value", *VECTOR_OPS]
@@ -186,191 +194,6 @@ def _ov_vscalar(tensor, value):
     return as_element(tensor.dtype, value)
 
 
-# ---- element intrinsics: where the CPU's own choice must be pinned ---------------------------------
-
-# The NaN policy (docs/kernels/primitives.md, "Bits"): an arithmetic op whose result is a NaN
-# gives the default NaN, positive and quiet (0x7FC00000; fp16 0x7E00 and bf16 0x7FC0 after
-# rounding), whatever its operands' NaNs were.  Left to the CPU, an invalid operation's NaN is
-# negative on x86 and positive on ARM, and which NaN operand of two survives depends on the CPU
-# and on how the compiler ordered a commutative op's operands.  Selections, sign changes, copies and
-# casts keep a NaN's bits.
-
-def _element(name: str, accepted: tuple, emit, twin):
-    """An intrinsic ``name(x, y)`` of two numbers of the ``accepted`` kinds, in their common type:
-    ``emit(builder, common, x, y)``; ``twin(x, y)``: the same on NumPy scalars (interpret mode).
-    The element ops are intrinsics so a fused program emits them in place (see half._conversion);
-    the primitives' loops take them as functions, through the jit wrappers."""
-    def typer(typingctx, x, y):
-        if not (isinstance(x, accepted) and isinstance(y, accepted)):
-            return None
-        common = typingctx.unify_types(x, y)
-
-        def codegen(context, builder, signature, args):
-            a, b = (context.cast(builder, v, t, common) for v, t in zip(args, signature.args))
-            return emit(builder, common, a, b)
-
-        return common(x, y), codegen
-
-    typer.__name__ = typer.__qualname__ = name
-    element = intrinsic(typer)
-    python_twin(element)(lambda x, y: twin(*_common(x, y)))
-    return element
-
-
-def _common(x, y):
-    """Interpret mode: two NumPy scalars in their common type (the intrinsics' unify_types)."""
-    common = np.result_type(*(np.int64 if isinstance(v, int) else np.float64 if isinstance(v, float) else v.dtype
-                              for v in (x, y)))
-    return common.type(x), common.type(y)
-
-
-_DEFAULT_NAN = {32: 0x7FC00000, 64: 0x7FF8000000000000}  # by float width: positive, quiet, payload 0
-_MANTISSA = {32: 23, 64: 52}
-
-
-def _canonical_nan_typer(typingctx, x):
-    if not isinstance(x, (types.Float, types.Integer)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        (v,) = args
-        if not isinstance(x, types.Float):
-            return v
-        # On the bits: LLVM takes a float NaN's payload as unspecified and folds a select of a
-        # NaN constant over a NaN test away (it may return any NaN); an integer select it keeps.
-        width = x.bitwidth
-        int_t = ir.IntType(width)
-        bits = builder.bitcast(v, int_t)
-        magnitude = builder.and_(bits, ir.Constant(int_t, (1 << (width - 1)) - 1))
-        infinity = _DEFAULT_NAN[width] - (1 << (_MANTISSA[width] - 1))
-        # Signed: the magnitude has no sign bit, and a signed vector compare is one instruction
-        # where an unsigned one is emulated (AVX2), a sixth of a fused ApplyAdamW pass at 16M.
-        is_nan = builder.icmp_signed(">", magnitude, ir.Constant(int_t, infinity))
-        return builder.bitcast(builder.select(is_nan, ir.Constant(int_t, _DEFAULT_NAN[width]), bits), v.type)
-
-    return x(x), codegen
-
-
-def _canonical_nan_twin(x):
-    return x if x == x else type(x)(np.nan)
-
-
-# An arithmetic result: itself, or the default NaN (positive, quiet) when it is a NaN.  A select
-# on the result: the vector loops keep vectorizing.
-canonical_nan = intrinsic(_canonical_nan_typer)
-python_twin(canonical_nan)(_canonical_nan_twin)
-
-
-def _keep_first(op: str):
-    """Codegen of ``a if (a op b or a != a) else b``: Max (``>=``) and Min (``<=``), NaN-propagating
-    like numpy.maximum / minimum, the first NaN operand's bits kept."""
-    def emit(builder, common, a, b):
-        if isinstance(common, types.Float):
-            keep = builder.or_(builder.fcmp_ordered(op, a, b), _is_nan(builder, a))
-        elif common.signed:
-            keep = builder.icmp_signed(op, a, b)
-        else:
-            keep = builder.icmp_unsigned(op, a, b)
-        return builder.select(keep, a, b)
-    return emit
-
-
-max_element = _element("max_element", (types.Float, types.Integer), _keep_first(">="),
-                       lambda x, y: x if x >= y or x != x else y)
-min_element = _element("min_element", (types.Float, types.Integer), _keep_first("<="),
-                       lambda x, y: x if x <= y or x != x else y)
-
-
-def _relu(builder, v):
-    """v where v > 0 or v is a NaN, else +0 of v's type."""
-    zero = ir.Constant(v.type, 0)
-    if isinstance(v.type, ir.IntType):
-        return builder.select(builder.icmp_signed(">", v, zero), v, zero)
-    return builder.select(builder.or_(builder.fcmp_ordered(">", v, zero), _is_nan(builder, v)), v, zero)
-
-
-def _relu_twin(v):
-    return v if v > 0 or v != v else type(v)(0)
-
-
-def _relu_typer(typingctx, x):
-    if not isinstance(x, (types.Float, types.Integer)):
-        return None
-    return x(x), lambda context, builder, signature, args: _relu(builder, args[0])
-
-
-# Relu keeps a NaN's bits (a selection) and gives +0 for -0.0 and every negative value.
-relu_element = intrinsic(_relu_typer)
-python_twin(relu_element)(_relu_twin)
-
-
-def _then_relu(arith_float, arith_int):
-    def emit(builder, common, a, b):
-        if isinstance(common, types.Float):
-            return _relu(builder, getattr(builder, arith_float)(a, b))
-        return _relu(builder, getattr(builder, arith_int)(a, b))
-    return emit
-
-
-def _shift_codegen(left: bool):
-    def emit(builder, common, a, n):
-        width = common.bitwidth
-        # A count outside 0..width-1 (a negative one read as unsigned is one) shifts every bit out:
-        # LLVM's shift of that many bits is poison, so it is decided here.
-        out_of_range = builder.icmp_unsigned(">=", n, ir.Constant(n.type, width))
-        count = builder.select(out_of_range, ir.Constant(n.type, 0), n)
-        if left:
-            return builder.select(out_of_range, ir.Constant(a.type, 0), builder.shl(a, count))
-        if common.signed:
-            return builder.ashr(a, builder.select(out_of_range, ir.Constant(n.type, width - 1), count))
-        return builder.select(out_of_range, ir.Constant(a.type, 0), builder.lshr(a, count))
-    return emit
-
-
-def _shift_twin(left: bool):
-    def twin(x, n):
-        width = x.dtype.itemsize * 8
-        count, mask = int(n) % (1 << width), (1 << width) - 1  # the count as unsigned, as compiled
-        if left:
-            bits = 0 if count >= width else (int(x) << count) & mask
-        elif count >= width:
-            bits = mask if x.dtype.kind == "i" and x < 0 else 0
-        else:
-            bits = (int(x) >> count) & mask  # Python's >> of a negative int is arithmetic
-        return np.array(bits, f"u{width // 8}").view(x.dtype)[()]
-    return twin
-
-
-# ShiftLeft, ShiftRight (logical on unsigned tiles, arithmetic on signed ones, as the device
-# documents), by a count of the tile's type.
-shift_left_element = _element("shift_left_element", (types.Integer,), _shift_codegen(True), _shift_twin(True))
-shift_right_element = _element("shift_right_element", (types.Integer,), _shift_codegen(False), _shift_twin(False))
-
-
-# AddRelu, SubRelu: the sum or difference, then Relu (one rounding: Relu only selects).
-add_relu_element = _element("add_relu_element", (types.Float, types.Integer), _then_relu("fadd", "add"),
-                            lambda x, y: _relu_twin(x + y))
-sub_relu_element = _element("sub_relu_element", (types.Float, types.Integer), _then_relu("fsub", "sub"),
-                            lambda x, y: _relu_twin(x - y))
-
-
-def _sqrt_typer(typingctx, x):
-    if not isinstance(x, types.Float):
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.call(builder.module.declare_intrinsic("llvm.sqrt", [args[0].type]), args)
-
-    return x(x), codegen
-
-
-# The correctly rounded square root as LLVM's intrinsic (the CPU's sqrtss / sqrtps; NaN below 0):
-# NumPy's sqrt compiles to a call of the C library's sqrtf, which may set errno, so a loop holding
-# it stays scalar (a fused ApplyAdamW tile's pass was not vectorized).  The same bits.
-sqrt_element = intrinsic(_sqrt_typer)
-python_twin(sqrt_element)(lambda x: np.sqrt(x))
-
-
 # ---- the loops -----------------------------------------------------------------------------------
 
 @jit(always_inline=True)
@@ -429,6 +252,82 @@ def _binary(dst, a, b, count, op, load, store):
             store(dst, i, op(load(a, i), load(b, i)))
 
 
+# ---- the level-0 form: repeats of 8 strided blocks under the mask register (see .masks) -------------
+
+@jit(inline="always")  # inlined in Numba's IR: a function of functions compiled apart cannot be cached
+def _apply_binary(op, load, a, i, b, j, scalar):
+    return op(load(a, i), load(b, j))
+
+
+@jit(inline="always")  # inlined in Numba's IR: a function of functions compiled apart cannot be cached
+def _apply_scalar(op, load, a, i, b, j, scalar):
+    return op(load(a, i), scalar)
+
+
+@jit(inline="always")  # inlined in Numba's IR: a function of functions compiled apart cannot be cached
+def _apply_unary(op, load, a, i, b, j, scalar):
+    return op(load(a, i))
+
+
+@jit(inline="always")  # inlined in Numba's IR: a function of functions compiled apart cannot be cached
+def _apply_fill(op, load, a, i, b, j, scalar):
+    return scalar
+
+
+@jit(inline="always")
+def _repeat(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep, apply, op, load,
+            store):
+    # In the device's order (repeat, block, element).  Where each repeat computes its first m lanes
+    # (a continuous mask, counter mode) and the blocks of a repeat are back to back, a repeat is one
+    # loop over m elements; otherwise block by block, a whole block's lanes in a loop without tests.
+    # An element past an operand's tensor is skipped (checked mode has reported it).
+    lanes, epb = REPEAT_BYTES // dst.itemsize, BLOCK_BYTES // dst.itemsize
+    whole = ~(np.int64(-1) << epb)
+    first = run_lanes(counter, high, low, lanes, 0)
+    runs = d_blk == 1 and a_blk == 1 and b_blk == 1 and first >= 0
+    in_place = _address(dst) == _address(a) and d_rep == a_rep
+    for r in range(nrep):
+        if runs:
+            d0, a0, b0 = r * d_rep * epb, r * a_rep * epb, r * b_rep * epb
+            m = min(run_lanes(counter, high, low, lanes, r) if counter else first, dst.size - d0, a.size - a0,
+                    b.size - b0)
+            if in_place:  # one pointer read and written: the loop vectorizes (as _binary's)
+                for e in range(m):
+                    store(dst, d0 + e, apply(op, load, dst, d0 + e, b, b0 + e, scalar))
+            else:
+                for e in range(m):
+                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar))
+            continue
+        for blk in range(BLOCKS):
+            on = block_lanes(counter, high, low, lanes, r, blk * epb, epb)
+            if on == 0:
+                continue
+            d0, a0, b0 = (r * d_rep + blk * d_blk) * epb, (r * a_rep + blk * a_blk) * epb, (r * b_rep + blk * b_blk) * epb
+            n = min(epb, dst.size - d0, a.size - a0, b.size - b0)
+            if on == whole:
+                for e in range(n):
+                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar))
+            else:
+                for e in range(n):
+                    if (on >> e) & 1:
+                        store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar))
+
+
+@jit(always_inline=True)
+def _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, a, a_blk, a_rep, b, b_blk, b_rep):
+    """Log a level-0 call: its lanes, and the bytes each operand's repeats span."""
+    if tracing(ctx):
+        n = nrep * (REPEAT_BYTES // dst.itemsize)
+        d, s, t = address(dst), address(a), address(b)
+        trace_event(ctx, code, DIR_VECTOR, n * a.itemsize, n, d, d + _span(nrep, d_blk, d_rep), s,
+                    s + _span(nrep, a_blk, a_rep), t, t + _span(nrep, b_blk, b_rep))
+
+
+@jit(always_inline=True)
+def _span(nrep, blk, rep):
+    return 0 if nrep <= 0 else ((nrep - 1) * rep + (BLOCKS - 1) * blk + 1) * BLOCK_BYTES
+
+
 # ---- the primitives, from their declarations (host.primitives) --------------------------------------
 
 ELEMENT_INTRINSICS = {"max_element": max_element, "min_element": min_element, "relu_element": relu_element,
@@ -471,6 +370,34 @@ def _trace_vector(ctx, code, count, dst, a, b):
                     t + n * b.itemsize)
 
 
+@jit(always_inline=True)
+def _check_unary_repeat(ctx, prim, dst, src, mask, repeat_times, params, is_set_mask, counter, high, low):
+    # UnaryRepeatParams: block strides uint16_t, repeat strides uint8_t.
+    return check_repeat(ctx, prim, repeat_times, counter, high, low, mask_length(mask) if is_set_mask else 0, 0xFFFF,
+                        _address(dst), dst.nbytes, dst.itemsize, params[0], params[2], _address(src), src.nbytes,
+                        src.itemsize, params[1], params[3], 0, 0, NO_OPERAND, 0, 0, False)
+
+
+@jit(always_inline=True)
+def _unary_strides(params):
+    return stride_u16(params[0]), stride_u16(params[1]), stride_u8(params[2]), stride_u8(params[3])
+
+
+def _by_form(count_form, level_0, at: int):
+    """A stub that runs ``count_form`` or ``level_0`` (both of the primitive's arguments, as a
+    tuple), chosen when the call compiles by whether argument ``at`` (``repeat_times``, the one
+    after the count) was passed: neither body types with the other form's arguments, and Numba
+    prunes an ``is None`` branch only on a literal."""
+    def forms(*args):
+        raise NotImplementedError  # compiled only; interpret mode runs the overload's choice
+
+    @overload(forms, jit_options=OVERLOAD_OPTIONS)
+    def _ov_forms(*args):
+        return count_form if isinstance(args[at], (types.NoneType, types.Omitted)) else level_0
+
+    return forms
+
+
 def _arith(spec: Primitive):
     """Duplicate, and the ops that compute: fp16 tiles through fp32, rounded to the destination."""
     prim = PRIMITIVE[spec.device]
@@ -484,35 +411,141 @@ def _arith(spec: Primitive):
     store = _bits_store if bits else _vstore
     # The scalar as the destination's type takes it (an fp16 tile: the fp16 value nearest it).
     scalar_as = _bits_scalar if bits else _vscalar
+    # The device lets these write over src1 where a repeat stride is 0 (checked mode's overlap rule).
+    exempt = spec.device in ("Add", "Sub", "Mul", "Max", "Min", "AddRelu", "SubRelu")
+    # Each primitive has two forms, the count form ``(..., count)`` and the level-0 form ``(...,
+    # mask, repeat_times, params, is_set_mask=True)`` (see .masks): ``_by_form`` picks one by
+    # whether the call passes repeat_times, when it compiles.
     if spec.kind == "fill":
-        def primitive(ctx, dst, value, count):
+        def count_form(*args):
+            ctx, dst, value, count, _, _, _, _ = args
             if not check_vector(ctx, prim, count, _address(dst), dst.nbytes, dst.itemsize, 0, 0, NO_OPERAND, 0, 0,
                                 NO_OPERAND):
                 return
             _trace_vector(ctx, code, count, dst, dst, dst)
             advance_preload(ctx)
             _fill(dst, _vscalar(dst, op(value)), count)
+            count_form_done(ctx)
+
+        def level_0(*args):
+            ctx, dst, value, mask, repeat_times, dst_block_stride, dst_repeat_stride, is_set_mask = args
+            counter, high, low = call_mask(ctx, mask, is_set_mask)
+            if not check_repeat(ctx, prim, repeat_times, counter, high, low, mask_length(mask) if is_set_mask else 0,
+                                0xFFFF, _address(dst), dst.nbytes, dst.itemsize, dst_block_stride, dst_repeat_stride,
+                                0, 0, NO_OPERAND, 0, 0, 0, 0, NO_OPERAND, 0, 0, False):
+                return
+            d_blk, d_rep = stride_u16(dst_block_stride), stride_u8(dst_repeat_stride)
+            nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // dst.itemsize)
+            _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, dst, d_blk, d_rep, dst, d_blk, d_rep)
+            advance_preload(ctx)
+            _repeat(dst, dst, dst, _vscalar(dst, op(value)), nrep, counter, high, low, d_blk, d_rep, d_blk, d_rep,
+                    d_blk, d_rep, _apply_fill, op, load, store)
+
+        forms = _by_form(count_form, level_0, 4)
+
+        def primitive(ctx, dst, value, count, repeat_times=None, dst_block_stride=1, dst_repeat_stride=8,
+                      is_set_mask=True):
+            forms(ctx, dst, value, count, repeat_times, dst_block_stride, dst_repeat_stride, is_set_mask)
     elif (spec.tiles, spec.scalars) == (1, 1):
-        def primitive(ctx, dst, src, scalar, count):
+        def count_form(*args):
+            ctx, dst, src, scalar, count, _, _, _ = args
             if not _check_unary(ctx, prim, dst, src, count):
                 return
             _trace_vector(ctx, code, count, dst, src, src)
             advance_preload(ctx)
             _unary(dst, src, scalar_as(dst, scalar), count, op, load, store)
+            count_form_done(ctx)
+
+        def level_0(*args):
+            ctx, dst, src, scalar, mask, repeat_times, params, is_set_mask = args
+            counter, high, low = call_mask(ctx, mask, is_set_mask)
+            if not _check_unary_repeat(ctx, prim, dst, src, mask, repeat_times, params, is_set_mask, counter, high,
+                                       low):
+                return
+            d_blk, a_blk, d_rep, a_rep = _unary_strides(params)
+            nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // dst.itemsize)
+            _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, src, a_blk, a_rep, src, a_blk, a_rep)
+            advance_preload(ctx)
+            value = scalar_as(dst, scalar)
+            n = contiguous_count(counter, high, low, nrep, REPEAT_BYTES // dst.itemsize, d_blk, d_rep, a_blk, a_rep,
+                                 a_blk, a_rep)
+            if n >= 0:
+                _unary(dst, src, value, n, op, load, store)
+            else:
+                _repeat(dst, src, src, value, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep,
+                        _apply_scalar, op, load, store)
+
+        forms = _by_form(count_form, level_0, 5)
+
+        def primitive(ctx, dst, src, scalar, count, repeat_times=None, params=None, is_set_mask=True):
+            forms(ctx, dst, src, scalar, count, repeat_times, params, is_set_mask)
     elif (spec.tiles, spec.scalars) == (2, 0):
-        def primitive(ctx, dst, a, b, count):
+        def count_form(*args):
+            ctx, dst, a, b, count, _, _, _ = args
             if not _check_binary(ctx, prim, dst, a, b, count):
                 return
             _trace_vector(ctx, code, count, dst, a, b)
             advance_preload(ctx)
             _binary(dst, a, b, count, op, load, store)
+            count_form_done(ctx)
+
+        def level_0(*args):
+            ctx, dst, a, b, mask, repeat_times, params, is_set_mask = args
+            counter, high, low = call_mask(ctx, mask, is_set_mask)
+            if not check_repeat(ctx, prim, repeat_times, counter, high, low, mask_length(mask) if is_set_mask else 0,
+                                0xFF, _address(dst), dst.nbytes, dst.itemsize, params[0], params[3], _address(a),
+                                a.nbytes, a.itemsize, params[1], params[4], _address(b), b.nbytes, b.itemsize,
+                                params[2], params[5], exempt):
+                return
+            d_blk, a_blk, b_blk = stride_u8(params[0]), stride_u8(params[1]), stride_u8(params[2])
+            d_rep, a_rep, b_rep = stride_u8(params[3]), stride_u8(params[4]), stride_u8(params[5])
+            nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // dst.itemsize)
+            _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, a, a_blk, a_rep, b, b_blk, b_rep)
+            advance_preload(ctx)
+            n = contiguous_count(counter, high, low, nrep, REPEAT_BYTES // dst.itemsize, d_blk, d_rep, a_blk, a_rep,
+                                 b_blk, b_rep)
+            if n >= 0:
+                _binary(dst, a, b, n, op, load, store)
+            else:
+                _repeat(dst, a, b, 0, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep,
+                        _apply_binary, op, load, store)
+
+        forms = _by_form(count_form, level_0, 5)
+
+        def primitive(ctx, dst, a, b, count, repeat_times=None, params=None, is_set_mask=True):
+            forms(ctx, dst, a, b, count, repeat_times, params, is_set_mask)
     elif (spec.tiles, spec.scalars) == (1, 0):
-        def primitive(ctx, dst, src, count):
+        def count_form(*args):
+            ctx, dst, src, count, _, _, _ = args
             if not _check_unary(ctx, prim, dst, src, count):
                 return
             _trace_vector(ctx, code, count, dst, src, src)
             advance_preload(ctx)
             _map(dst, src, count, op, load, store)
+            count_form_done(ctx)
+
+        def level_0(*args):
+            ctx, dst, src, mask, repeat_times, params, is_set_mask = args
+            counter, high, low = call_mask(ctx, mask, is_set_mask)
+            if not _check_unary_repeat(ctx, prim, dst, src, mask, repeat_times, params, is_set_mask, counter, high,
+                                       low):
+                return
+            d_blk, a_blk, d_rep, a_rep = _unary_strides(params)
+            nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // dst.itemsize)
+            _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, src, a_blk, a_rep, src, a_blk, a_rep)
+            advance_preload(ctx)
+            n = contiguous_count(counter, high, low, nrep, REPEAT_BYTES // dst.itemsize, d_blk, d_rep, a_blk, a_rep,
+                                 a_blk, a_rep)
+            if n >= 0:
+                _map(dst, src, n, op, load, store)
+            else:
+                _repeat(dst, src, src, 0, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep,
+                        _apply_unary, op, load, store)
+
+        forms = _by_form(count_form, level_0, 4)
+
+        def primitive(ctx, dst, src, count, repeat_times=None, params=None, is_set_mask=True):
+            forms(ctx, dst, src, count, repeat_times, params, is_set_mask)
     else:
         raise ValueError(f"vector op {spec.name}: {spec.tiles} tile and {spec.scalars} scalar operands "
                          "have no loop here")

@@ -1,0 +1,422 @@
+"""Masks and repeats: the vector unit's mask register (SetMaskNorm, SetMaskCount, SetVectorMask,
+ResetMask) and the lanes a level-0 (repeat) call of a vector op computes.
+
+A level-0 call runs ``repeat_times`` repeats of 256 bytes: 8 blocks of 32 bytes per operand,
+``N = 256 / element size`` lanes.  Lane ``k`` of repeat ``r`` is element ``e = k % (32 / size)``
+of block ``b = k // (32 / size)``, at element index ``(r * rep_stride + b * blk_stride) * (32 /
+size) + e`` of each operand, strides in 32-byte blocks (the device's BinaryRepeatParams /
+UnaryRepeatParams).  The mask register picks the lanes: in normal mode bit ``k`` of the 128-bit
+mask (low word: lanes 0..63, high word: lanes 64..127; a 32-bit type reads the low word only);
+in counter mode the low word is a count of elements over all repeats, which then number
+``ceil(count / N)`` and ignore ``repeat_times``.  A lane not computed keeps ``dst``'s element.
+
+The mask argument of a call: an integer ``n`` sets the first ``n`` lanes (the device's
+continuous form, ``AscendCUtils::SetMask(len)``: above ``N`` means all), a pair ``(mask[0],
+mask[1])`` the bits (low word first, as ``uint64_t mask[2]``).  With ``is_set_mask=False`` (the
+device's ``isSetMask`` template parameter) the call leaves the register as it is and the mask
+argument (``MASK_PLACEHOLDER``) is not read.  A count-form call leaves normal mode and all lanes
+set, as the device's level-2 calls do (they run in counter mode and reset).  A lane starts in
+normal mode with all lanes set.
+
+Semantics: the asc-devkit pages of the masks and of high-dimensional slicing, and the c220
+implementation of ``SetMask`` (cannmirror/asc-devkit at 0da921b: ``docs/zh/api/SIMD-API/基础API/
+Memory矢量计算/SIMD计算说明/``, ``掩码操作/``, ``impl/basic_api/kernel_utils_base.h``).  The lane
+rule of counter mode with strides is inferred: the pages show it, no text states it.
+
+Plain Lane: an element an operand's tensor does not hold is skipped (no write outside a tensor);
+checked mode reports it first.  Checked-mode rule beside them: :func:`check_repeat`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+
+from ...checked import report
+from ...checked.auto import enter
+from ...checked.dispatch import checked_rule
+from ...checked.rules import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, REPEAT_PARAMS
+from ...checked.ub_shadow import (first_garbage, is_local_operand, mark_epoch, set_garbage, ub_aligned, ub_range_ok,
+                                  ub_read_ok)
+from ..._numba_compat.extending import TypingError, overload, python_twin
+from ...host.primitives import MASK_PLACEHOLDER, BinaryRepeatParams, UnaryRepeatParams
+from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
+from ..lane import STATE_MASK_COUNTER, STATE_MASK_HIGH, STATE_MASK_LOW, _load_i64, _store_i64
+
+__all__ = ["set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",
+           "UnaryRepeatParams"]
+
+REPEAT_BYTES, BLOCK_BYTES, BLOCKS = 256, 32, 8
+FULL_MASK = -1  # a word of the register as the int64 of its bits: every bit set
+MAX_REPEAT = 255  # repeatTimes is a uint8_t
+MAX_COUNTER = 0xFFFF_FFFF  # a counter-mode count the device takes (its debug check's range)
+NO_OPERAND = -1  # the element size passed for an absent operand
+(_REPEAT_TIMES, _DST_BLK, _SRC0_BLK, _SRC1_BLK, _DST_REP, _SRC0_REP, _SRC1_REP, _MASK,
+ _COUNTER) = range(len(REPEAT_PARAMS))
+
+
+# ---- the register: three int64 slots of the lane's state row (a word's bits) -------------------------
+
+@jit(always_inline=True)
+def word(value):
+    """A uint64 mask word as the int64 of its bits."""
+    return np.int64(value)
+
+
+@python_twin(word)
+def _word_py(value):
+    return np.int64(((int(value) + 2**63) % 2**64) - 2**63)
+
+
+@jit(always_inline=True)
+def _write_mask(ctx, high, low):
+    _store_i64(ctx.state_addr, STATE_MASK_HIGH, high)
+    _store_i64(ctx.state_addr, STATE_MASK_LOW, low)
+
+
+@jit
+def set_mask_norm(ctx):
+    """SetMaskNorm: the mask register is a bit per lane (normal mode, the default)."""
+    _store_i64(ctx.state_addr, STATE_MASK_COUNTER, 0)
+
+
+@jit
+def set_mask_count(ctx):
+    """SetMaskCount: the mask register's low word is a count of elements (counter mode)."""
+    _store_i64(ctx.state_addr, STATE_MASK_COUNTER, 1)
+
+
+@jit
+def reset_mask(ctx):
+    """ResetMask: every bit of the mask register set (the mode stays)."""
+    _write_mask(ctx, FULL_MASK, FULL_MASK)
+
+
+def set_vector_mask(ctx, mask_high, mask_low=None):
+    """SetVectorMask: ``set_vector_mask(ctx, mask_high, mask_low)`` writes the two words, high
+    first as the device's ``SetVectorMask<T, mode>(maskHigh, maskLow)``; ``set_vector_mask(ctx,
+    n)`` is ``SetVectorMask<T, MaskMode::NORMAL>(len)``, the first ``n`` lanes.  The device's
+    ``SetVectorMask<T, MaskMode::COUNTER>(len)`` is ``set_vector_mask(ctx, 0, len)``."""
+    raise NotImplementedError  # compiled only; interpret mode runs the overload's body
+
+
+def _set_vector_mask(ctx, mask_high, mask_low=None):
+    if mask_low is None:
+        high, low = lanes_of_length(mask_high)
+        _write_mask(ctx, high, low)
+    else:
+        _write_mask(ctx, word(mask_high), word(mask_low))
+
+
+@overload(set_vector_mask, jit_options=OVERLOAD_OPTIONS)
+def _ov_set_vector_mask(ctx, mask_high, mask_low=None):
+    return _set_vector_mask
+
+
+@jit(always_inline=True)
+def lanes_of_length(n):
+    """The device's continuous mask of ``n`` lanes as (high, low) words (``SetMask(int32 len)``):
+    64 and up to 128 fill the low word first; 128 and more, every lane; 0 or less, none."""
+    n = np.int64(n)
+    if n <= 0:
+        return np.int64(0), np.int64(0)
+    if n >= 128:
+        return np.int64(FULL_MASK), np.int64(FULL_MASK)
+    if n >= 64:  # ~(-1 << k): the low k bits, without an overflow at k = 63
+        return ~(np.int64(-1) << (n - 64)), np.int64(FULL_MASK)
+    return np.int64(0), ~(np.int64(-1) << n)
+
+
+def mask_words(mask):
+    """A call's mask argument as (high, low) words: an integer is a continuous mask of that many
+    lanes, a pair or an array ``(mask[0], mask[1])`` the bits, low word first."""
+    raise NotImplementedError  # compiled only
+
+
+@python_twin(mask_words)
+def _mask_words_py(mask):
+    if isinstance(mask, (int, np.integer)):
+        return lanes_of_length.py_func(mask)  # a twin runs as it is: the Python of what it calls
+    return _word_py(mask[1]), _word_py(mask[0])
+
+
+@overload(mask_words, jit_options=OVERLOAD_OPTIONS)
+def _ov_mask_words(mask):
+    if isinstance(mask, types.Integer):
+        return lambda mask: lanes_of_length(mask)
+    if isinstance(mask, (types.UniTuple, types.Array)) or (isinstance(mask, types.BaseTuple) and len(mask) == 2):
+        return lambda mask: (word(mask[1]), word(mask[0]))
+    raise TypingError(f"a vector op's mask is an integer (a count of lanes) or the pair (mask[0], mask[1]); "
+                      f"got {mask}")
+
+
+def mask_length(mask):
+    """A continuous mask's lane count (checked mode's range rule); 0 for a pair of words."""
+    raise NotImplementedError  # compiled only
+
+
+@python_twin(mask_length)
+def _mask_length_py(mask):
+    return np.int64(mask) if isinstance(mask, (int, np.integer)) else np.int64(0)
+
+
+@overload(mask_length, jit_options=OVERLOAD_OPTIONS)
+def _ov_mask_length(mask):
+    if isinstance(mask, types.Integer):
+        return lambda mask: np.int64(mask)
+    return lambda mask: np.int64(0)
+
+
+@jit(always_inline=True)
+def call_mask(ctx, mask, is_set_mask):
+    """The register a level-0 call computes under: written from ``mask`` first when
+    ``is_set_mask`` (the device's default); returns (counter mode, high, low)."""
+    if is_set_mask:
+        high, low = mask_words(mask)
+        _write_mask(ctx, high, low)
+    return (_load_i64(ctx.state_addr, STATE_MASK_COUNTER) != 0, _load_i64(ctx.state_addr, STATE_MASK_HIGH),
+            _load_i64(ctx.state_addr, STATE_MASK_LOW))
+
+
+@jit(always_inline=True)
+def count_form_done(ctx):
+    """After a count-form call: normal mode, every lane set (the device's level-2 calls reset so)."""
+    _store_i64(ctx.state_addr, STATE_MASK_COUNTER, 0)
+    _write_mask(ctx, FULL_MASK, FULL_MASK)
+
+
+# ---- the lanes of a level-0 call ---------------------------------------------------------------------
+
+@jit(always_inline=True)
+def counter_total(low):
+    """Counter mode's count: the low word, unsigned, as far as the device's 32-bit range reaches."""
+    return np.int64(MAX_COUNTER) if low < 0 or low > MAX_COUNTER else low
+
+
+@jit(always_inline=True)
+def repeats_of(counter, low, repeat_times, lanes):
+    """How many repeats a call runs: ``repeat_times`` (a uint8) in normal mode; in counter mode
+    ``ceil(count / lanes)``."""
+    if counter:
+        return (counter_total(low) + lanes - 1) // lanes
+    return np.int64(repeat_times) & MAX_REPEAT
+
+
+@jit(always_inline=True)
+def lane_on(counter, high, low, lanes, r, k):
+    """Whether lane ``k`` of repeat ``r`` computes."""
+    if counter:
+        return r * lanes + k < counter_total(low)
+    if k < 64:
+        return (low >> k) & 1 != 0
+    return lanes > 64 and (high >> (k - 64)) & 1 != 0
+
+
+@jit(always_inline=True)
+def _ones(w):
+    """The length m of a word that is m ones from bit 0 (0 for 0), else -1."""
+    if w == -1:
+        return np.int64(64)
+    if w & (w + 1) != 0:
+        return np.int64(-1)
+    m = np.int64(0)
+    while w != 0:
+        w >>= 1
+        m += 1
+    return m
+
+
+@jit(always_inline=True)
+def run_lanes(counter, high, low, lanes, r):
+    """The lanes of repeat ``r`` when they are its first m (counter mode; normal mode with a
+    continuous mask), as m; else -1."""
+    if counter:
+        return min(max(counter_total(low) - r * lanes, 0), lanes)
+    m = _ones(low if lanes >= 64 else low & ~(np.int64(-1) << lanes))
+    if lanes <= 64 or 0 <= m < 64:
+        return m if lanes <= 64 or high == 0 else np.int64(-1)
+    if m < 0:
+        return m
+    h = _ones(high)
+    return 64 + h if h >= 0 else np.int64(-1)
+
+
+@jit(always_inline=True)
+def block_lanes(counter, high, low, lanes, r, first, per_block):
+    """The lanes ``first .. first + per_block - 1`` of repeat ``r`` (one block) as bits, lane
+    ``first`` at bit 0 (a block never straddles the mask's two words)."""
+    if counter:
+        on = min(max(counter_total(low) - (r * lanes + first), 0), per_block)
+        return ~(np.int64(-1) << on)
+    if first >= 64 and lanes <= 64:
+        return np.int64(0)
+    word = low if first < 64 else high
+    return (word >> (first % 64)) & ~(np.int64(-1) << per_block)
+
+
+@jit(always_inline=True)
+def all_lanes(counter, high, low, lanes):
+    """Normal mode with every lane of a repeat set."""
+    if counter:
+        return False
+    if lanes > 64:
+        return high == FULL_MASK and low == FULL_MASK
+    if lanes == 64:
+        return low == FULL_MASK
+    want = (np.int64(1) << lanes) - 1
+    return low & want == want
+
+
+@jit(always_inline=True)
+def contiguous_count(counter, high, low, nrep, lanes, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep):
+    """The elements of a call that computes a contiguous run from each operand's start (every lane
+    of each repeat, or counter mode, with blocks and repeats back to back), else -1."""
+    if not (d_blk == 1 and a_blk == 1 and b_blk == 1 and d_rep == BLOCKS and a_rep == BLOCKS and b_rep == BLOCKS):
+        return np.int64(-1)
+    if counter:
+        return counter_total(low)
+    return nrep * lanes if all_lanes(counter, high, low, lanes) else np.int64(-1)
+
+
+@jit(always_inline=True)
+def stride_u8(value):
+    return np.int64(value) & 0xFF  # a uint8_t field, as the C++ conversion leaves it
+
+
+@jit(always_inline=True)
+def stride_u16(value):
+    return np.int64(value) & 0xFFFF
+
+
+# ---- checked-mode rule: True when the call may run ---------------------------------------------------
+
+@jit
+def _param_ok(ctx, prim, which, value, low, high):
+    if low <= value <= high:
+        return True
+    report.repeat_params_out_of_range(ctx, prim, OPERAND_DST, param=which, value=value, low=low, high=high)
+    return False
+
+
+@jit
+def _runs_ok(ctx, prim, operand, addr, nbytes, size, blk, rep, nrep, counter, high, low, lanes, write):
+    """Every run of computed lanes of one operand lies in its tensor, and a source's bytes were
+    written; returns the byte extent touched [lo, hi) relative to the UB, or lo = -1 (reported)."""
+    epb = BLOCK_BYTES // size
+    lo, hi = np.int64(1) << 62, np.int64(-1)
+    for r in range(nrep):
+        for b in range(BLOCKS):
+            e = 0
+            while e < epb:
+                if not lane_on(counter, high, low, lanes, r, b * epb + e):
+                    e += 1
+                    continue
+                e1 = e + 1
+                while e1 < epb and lane_on(counter, high, low, lanes, r, b * epb + e1):
+                    e1 += 1
+                start = ((r * rep + b * blk) * epb + e) * size
+                if not ub_range_ok(ctx, prim, operand, addr, nbytes, start, (e1 - e) * size):
+                    return np.int64(-1), hi
+                if not write and not ub_read_ok(ctx, prim, operand, addr, start, (e1 - e) * size):
+                    return np.int64(-1), hi
+                t = np.int64(addr) - np.int64(ctx.ub_addr) + start
+                lo, hi = min(lo, t), max(hi, t + (e1 - e) * size)
+                e = e1
+    return lo, hi
+
+
+@jit
+def _overlap_ok(ctx, prim, operand, dst_addr, dst_blk, dst_rep, dst_lo, dst_hi, addr, blk, rep, lo, hi, exempt):
+    """A source and the destination overlap wholly (same start and strides: each lane reads its own
+    element) or not at all (the device forbids a partial overlap within a repeat and a repeat
+    reading an earlier one's result); ``exempt``: the device allows this source at repeat stride 0."""
+    if lo < 0 or hi <= dst_lo or dst_hi <= lo:
+        return True
+    if addr == dst_addr and blk == dst_blk and rep == dst_rep:
+        return True
+    if exempt:
+        return True
+    report.vector_partial_overlap(ctx, prim, operand, dst_start=dst_lo, dst_end=dst_hi, src_start=lo, src_end=hi)
+    return False
+
+
+@jit
+def _mark(ctx, dst_addr, dst_size, dst_blk, dst_rep, a_addr, a_size, a_blk, a_rep, b_addr, b_size, b_blk, b_rep,
+          nrep, counter, high, low, lanes):
+    """The computed lanes of ``dst`` written, garbage where a source lane's bytes are."""
+    ub = np.int64(ctx.ub_addr)
+    epb = BLOCK_BYTES // dst_size
+    for r in range(nrep):
+        for k in range(lanes):
+            if not lane_on(counter, high, low, lanes, r, k):
+                continue
+            b, e = k // epb, k % epb
+            g = False
+            if a_size != NO_OPERAND:
+                g = first_garbage(ctx, np.int64(a_addr) - ub + ((r * a_rep + b * a_blk) * epb + e) * a_size,
+                                  a_size) >= 0
+            if b_size != NO_OPERAND and not g:
+                g = first_garbage(ctx, np.int64(b_addr) - ub + ((r * b_rep + b * b_blk) * epb + e) * b_size,
+                                  b_size) >= 0
+            d = np.int64(dst_addr) - ub + ((r * dst_rep + b * dst_blk) * epb + e) * dst_size
+            set_garbage(ctx, d, dst_size, 1 if g else 0)
+            mark_epoch(ctx, d, dst_size)
+
+
+@checked_rule
+@jit
+def check_repeat(ctx, prim, repeat_times, counter, high, low, mask_lanes, blk_limit, dst_addr, dst_nbytes, dst_size,
+                 dst_blk, dst_rep, a_addr, a_nbytes, a_size, a_blk, a_rep, b_addr, b_nbytes, b_size, b_blk, b_rep,
+                 b_exempt):
+    """A level-0 call: ``repeat_times`` repeats (or counter mode's count) under the mask words;
+    ``mask_lanes``: the continuous mask's lane count when the call set one (else 0); block strides
+    up to ``blk_limit`` (a uint8 or uint16 field), repeat strides up to 255; operands as
+    (address, bytes, element size, block stride, repeat stride), a source absent with size
+    NO_OPERAND; ``b_exempt``: the device lets ``dst`` overlap ``b`` when a repeat stride is 0."""
+    enter(ctx, prim)
+    if not (_param_ok(ctx, prim, _REPEAT_TIMES, repeat_times, 0, MAX_REPEAT)
+            and _param_ok(ctx, prim, _MASK, mask_lanes, 0, 1 << 62)
+            and _param_ok(ctx, prim, _DST_BLK, dst_blk, 1, blk_limit)
+            and _param_ok(ctx, prim, _DST_REP, dst_rep, 0, 255)
+            and (a_size == NO_OPERAND or (_param_ok(ctx, prim, _SRC0_BLK, a_blk, 0, blk_limit)
+                                          and _param_ok(ctx, prim, _SRC0_REP, a_rep, 0, 255)))
+            and (b_size == NO_OPERAND or (_param_ok(ctx, prim, _SRC1_BLK, b_blk, 0, blk_limit)
+                                          and _param_ok(ctx, prim, _SRC1_REP, b_rep, 0, 255)))
+            and (not counter or _param_ok(ctx, prim, _COUNTER, low, 0, MAX_COUNTER))):
+        return False
+    lanes = REPEAT_BYTES // dst_size
+    nrep = repeats_of(counter, low, repeat_times, lanes)
+    if nrep == 0:
+        return True
+    if not (is_local_operand(ctx, prim, OPERAND_DST, dst_addr) and ub_aligned(ctx, prim, OPERAND_DST, dst_addr, 0)):
+        return False
+    if a_size != NO_OPERAND and not (is_local_operand(ctx, prim, OPERAND_SRC, a_addr)
+                                     and ub_aligned(ctx, prim, OPERAND_SRC, a_addr, 0)):
+        return False
+    if b_size != NO_OPERAND and not (is_local_operand(ctx, prim, OPERAND_SRC1, b_addr)
+                                     and ub_aligned(ctx, prim, OPERAND_SRC1, b_addr, 0)):
+        return False
+    a_lo, a_hi = np.int64(-1), np.int64(-1)
+    b_lo, b_hi = np.int64(-1), np.int64(-1)
+    if a_size != NO_OPERAND:
+        a_lo, a_hi = _runs_ok(ctx, prim, OPERAND_SRC, a_addr, a_nbytes, a_size, a_blk, a_rep, nrep, counter, high,
+                              low, lanes, False)
+        if a_lo < 0:
+            return False
+    if b_size != NO_OPERAND:
+        b_lo, b_hi = _runs_ok(ctx, prim, OPERAND_SRC1, b_addr, b_nbytes, b_size, b_blk, b_rep, nrep, counter, high,
+                              low, lanes, False)
+        if b_lo < 0:
+            return False
+    d_lo, d_hi = _runs_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, dst_size, dst_blk, dst_rep, nrep, counter,
+                          high, low, lanes, True)
+    if d_lo < 0:
+        return False
+    if not (_overlap_ok(ctx, prim, OPERAND_SRC, dst_addr, dst_blk, dst_rep, d_lo, d_hi, a_addr, a_blk, a_rep, a_lo,
+                        a_hi, False)
+            and _overlap_ok(ctx, prim, OPERAND_SRC1, dst_addr, dst_blk, dst_rep, d_lo, d_hi, b_addr, b_blk, b_rep,
+                            b_lo, b_hi, b_exempt and (b_rep == 0 or dst_rep == 0))):
+        return False
+    _mark(ctx, dst_addr, dst_size, dst_blk, dst_rep, a_addr, a_size, a_blk, a_rep, b_addr, b_size, b_blk, b_rep,
+          nrep, counter, high, low, lanes)
+    return True
