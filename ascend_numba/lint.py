@@ -295,7 +295,8 @@ class _KernelLint:
         """4.1: a GM -> UB load whose tile's next use (in source order) writes it, or that has none."""
         uses = []  # (line, col, root, role) of every primitive's tensor argument
         for call in (n for n in ast.walk(self.func) if isinstance(n, ast.Call)):
-            role = _ROLES.get(_callee(call)) or self._program_roles(_callee(call))
+            # A vector program of the module shadows a primitive of its name.
+            role = self._program_roles(_callee(call)) or _ROLES.get(_callee(call))
             if role is None:
                 continue
             dst_pos, src_pos = role

@@ -40,7 +40,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "TENSOR_ROLES", "CMPMODE", "SELMODE",
+__all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "COMPOUND_OPS", "TENSOR_ROLES", "CMPMODE", "SELMODE",
            "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams", "MASK_PLACEHOLDER",
            "element_expression"]
 
@@ -141,6 +141,7 @@ class Primitive:
     kind: str = ""
     element: Callable | str | None = None
     quiets: bool = True
+    reads_dst: bool = False  # dst is also read (Axpy accumulates into it)
 
     @property
     def tiles(self) -> int:
@@ -156,7 +157,8 @@ class Primitive:
         """The call's argument index (``ctx`` is 0) of the tensor it writes and of those it reads
         (a ``tmp`` is scratch: neither)."""
         dst = self.operands.index("dst") + 1 if "dst" in self.operands else -1
-        return dst, tuple(i + 1 for i, r in enumerate(self.operands) if r in _READ_ROLES)
+        reads = _READ_ROLES + (("dst",) if self.reads_dst else ())
+        return dst, tuple(i + 1 for i, r in enumerate(self.operands) if r in reads)
 
 
 # ---- vector elements: plain Python of numbers ---------------------------------------------------------
@@ -379,7 +381,31 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "SetVectorMask: the mask register's two words, high first; one argument ``n``: the first ``n`` "
               "lanes.", ""),
     Primitive("reset_mask", "ResetMask", "mask", (), "ResetMask: every bit of the mask register set.", ""),
+    # The compound ops that read their destination (kernels/primitives/compound.py): count and level-0
+    # forms.  Formulas: the asc-devkit pages (cannmirror/asc-devkit at 0da921b, docs/zh/api/SIMD-API/
+    # 基础API/Memory矢量计算/复合计算/); fp16 rounds the product to fp16 before the add (two roundings,
+    # as the pages' examples and NumPy's fp16 arithmetic give).
+    Primitive("axpy", "Axpy", "compound", ("dst", "src", "scalar", "count"),
+              "Axpy: ``dst = src * scalar + dst``, the product rounded to the tile's type first; an fp16 ``src`` "
+              "into an fp32 ``dst`` (the scalar as fp16) adds the exact product.", "check_vector", "vector",
+              kind="arith", reads_dst=True),
+    Primitive("mul_add_dst", "MulAddDst", "compound", ("dst", "src", "src1", "count"),
+              "MulAddDst: ``dst = a * b + dst``, as Axpy (fp16 ``a``, ``b`` into an fp32 ``dst`` too).", "check_vector",
+              "vector", kind="arith", reads_dst=True),
+    Primitive("fused_mul_add", "FusedMulAdd", "compound", ("dst", "src", "src1", "count"),
+              "FusedMulAdd: ``dst = a * dst + b``, the product rounded to the tile's type first.", "check_vector",
+              "vector", kind="arith", reads_dst=True),
+    Primitive("mul_add_relu", "MulAddRelu", "compound", ("dst", "src", "src1", "count"),
+              "MulAddRelu (FusedMulAddRelu): ``dst = Relu(a * dst + b)``, as FusedMulAdd.", "check_vector", "vector",
+              kind="arith", reads_dst=True),
+    # CreateVecIndex's count form (kernels/primitives/index.py): the c220 implementation's recurrence
+    # (impl/basic_api/dav_c220/kernel_operator_vec_createvecindex_impl.h, asc-devkit at 0da921b).
+    Primitive("create_vec_index", "CreateVecIndex", "index", ("dst", "scalar", "count"),
+              "CreateVecIndex: ``dst[i] = first + i`` as the device computes it: the first block from the scalar "
+              "unit, each later block the one before plus its length in the tile's type (fp16 from 16384 on: the "
+              "chain's roundings, not ``first + i`` rounded once).", "check_vector", "vector", kind="fill"),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}
 COMPARE_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "compare"}
+COMPOUND_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "compound"}

@@ -15,7 +15,8 @@ def table() -> str:
             "|---|---|---|---|---|"]
     for name, p in PRIMITIVES.items():
         operands = ", ".join(f"**{r}**" if r in TENSOR_ROLES else r for r in p.operands)
-        rows.append(f"| `{name}` | {p.device} | {operands} | `{p.rule}` | {p.doc} |")
+        rule = f"`{p.rule}`" if p.rule else "-"
+        rows.append(f"| `{name}` | {p.device} | {operands} | {rule} | {p.doc} |")
     return "\n".join(rows)
 
 

@@ -23,10 +23,13 @@ def mask_of_length(n: int) -> tuple[int, int]:
     return bits >> 64, bits & (2**64 - 1)
 
 
-def lanes(itemsize: int, repeat_times: int, high: int, low: int, counter: bool, strides: list) -> list:
-    """Per operand (``strides``: its ``(block, repeat)`` strides), the element indices the call
-    computes, lane by lane in the device's order."""
-    per_repeat, per_block = 256 // itemsize, 32 // itemsize
+def lanes(itemsize: int, repeat_times: int, high: int, low: int, counter: bool, strides: list,
+          sizes: list | None = None) -> list:
+    """Per operand (``strides``: its ``(block, repeat)`` strides; ``sizes``: its element size,
+    default ``itemsize``, the destination's, which sets the lanes of a repeat), the element indices
+    the call computes, lane by lane in the device's order."""
+    per_repeat = 256 // itemsize
+    sizes = sizes or [itemsize] * len(strides)
     if counter:
         total = min(low, MAX_COUNTER)
         repeats = -(-total // per_repeat)
@@ -38,9 +41,9 @@ def lanes(itemsize: int, repeat_times: int, high: int, low: int, counter: bool, 
         for k in range(per_repeat):
             on = r * per_repeat + k < total if counter else (bits >> k) & 1
             if on:
-                block, e = divmod(k, per_block)
-                for got, (blk, rep) in zip(out, strides):
-                    got.append((r * rep + block * blk) * per_block + e)
+                for got, (blk, rep), size in zip(out, strides, sizes):
+                    block, e = divmod(k, 32 // size)
+                    got.append((r * rep + block * blk) * (32 // size) + e)
     return [np.array(o, np.int64) for o in out]
 
 
@@ -48,8 +51,10 @@ def level0(op, dst: np.ndarray, sources: list, itemsize: int, repeat_times: int,
            strides: list) -> np.ndarray:
     """``dst`` after a level-0 call of the element-wise ``op`` (a function of the gathered source
     elements returning the results): each computed lane's result at its index, the other
-    elements untouched.  ``strides``: ``dst``'s, then each source's."""
-    index = lanes(itemsize, repeat_times, high, low, counter, strides)
+    elements untouched.  ``strides``: ``dst``'s, then each source's; each operand's element size
+    is its array's."""
+    sizes = [dst.itemsize, *(s.itemsize for s in sources)]
+    index = lanes(itemsize, repeat_times, high, low, counter, strides, sizes)
     out = dst.copy()
     if index[0].size:
         out[index[0]] = op(*(s[i] for s, i in zip(sources, index[1:])))

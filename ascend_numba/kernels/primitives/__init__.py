@@ -8,6 +8,8 @@
 ``vector``     the vector ops declared in ``host.primitives`` (Add, Muls, the casts...), SetValue
 ``elements``   the vector ops' element intrinsics (Max, Relu, the shifts, the NaN policy)
 ``cmpsel``     Compare, Compares and Select (bit masks), the ``CMPMODE`` and ``SELMODE`` modes
+``compound``   Axpy, MulAddDst, FusedMulAdd, MulAddRelu: the ops that read their destination
+``index``      CreateVecIndex
 ``convert``    Cast between tile types under a ``RoundMode``
 ``masks``      the mask register (SetMaskNorm, SetMaskCount, SetVectorMask, ResetMask) and the
                lanes of the vector ops' level-0 form (repeats, strides, ``BinaryRepeatParams``)
@@ -31,8 +33,10 @@ to nothing with a plain :class:`Lane`.
 
 from ...host.primitives import CMPMODE, SELMODE, RoundMode
 from ..lane import CheckedLane, Lane, TracedLane
-from . import cmpsel, vector
+from . import cmpsel, compound, vector
 from .cmpsel import *  # noqa: F403 - Compare, Compares, Select
+from .compound import *  # noqa: F403 - Axpy, MulAddDst, FusedMulAdd, MulAddRelu
+from .index import create_vec_index
 from .convert import cast
 from .context import (
     big_small_lane_range, contiguous_lane_range, count_event, in_ub, lane_error, trace_work,
@@ -53,7 +57,7 @@ __all__ = [
     "in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
     "alloc_buffer", "reinterpret",
     "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
-    "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, "cast", "CMPMODE", "SELMODE",
+    "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, "create_vec_index", "cast", "CMPMODE", "SELMODE",
     "RoundMode", "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER",
     "BinaryRepeatParams", "UnaryRepeatParams",
 ]

@@ -298,30 +298,46 @@ def _param_ok(ctx, prim, which, value, low, high):
     return False
 
 
+@jit(always_inline=True)
+def lane_index(r, k, blk, rep, per_block):
+    """Element index of lane ``k`` of repeat ``r`` in an operand of ``per_block`` elements a block."""
+    return (r * rep + (k // per_block) * blk) * per_block + k % per_block
+
+
+@jit
+def _run_ok(ctx, prim, operand, addr, nbytes, size, start, stop, write):
+    """Elements [start, stop) of one operand lie in its tensor; a source's bytes were written."""
+    if not ub_range_ok(ctx, prim, operand, addr, nbytes, start * size, (stop - start) * size):
+        return False
+    return write or ub_read_ok(ctx, prim, operand, addr, start * size, (stop - start) * size)
+
+
 @jit
 def _runs_ok(ctx, prim, operand, addr, nbytes, size, blk, rep, nrep, counter, high, low, lanes, write):
-    """Every run of computed lanes of one operand lies in its tensor, and a source's bytes were
-    written; returns the byte extent touched [lo, hi) relative to the UB, or lo = -1 (reported)."""
-    epb = BLOCK_BYTES // size
+    """Every run of consecutive elements the call's lanes touch in one operand lies in its tensor,
+    and a source's bytes were written; returns the byte extent touched [lo, hi) relative to the
+    UB, or lo = -1 (reported)."""
+    per_block = BLOCK_BYTES // size
+    base = np.int64(addr) - np.int64(ctx.ub_addr)
     lo, hi = np.int64(1) << 62, np.int64(-1)
-    for r in range(nrep):
-        for b in range(BLOCKS):
-            e = 0
-            while e < epb:
-                if not lane_on(counter, high, low, lanes, r, b * epb + e):
-                    e += 1
+    start, stop, i = np.int64(0), np.int64(0), np.int64(0)  # the run being grown: elements [start, stop)
+    for r in range(nrep + 1):
+        for k in range(lanes):
+            last = r == nrep  # one pass past the end flushes the last run
+            if not last:
+                if not lane_on(counter, high, low, lanes, r, k):
                     continue
-                e1 = e + 1
-                while e1 < epb and lane_on(counter, high, low, lanes, r, b * epb + e1):
-                    e1 += 1
-                start = ((r * rep + b * blk) * epb + e) * size
-                if not ub_range_ok(ctx, prim, operand, addr, nbytes, start, (e1 - e) * size):
+                i = lane_index(r, k, blk, rep, per_block)
+                if i == stop and stop > start:
+                    stop += 1
+                    continue
+            if stop > start:
+                if not _run_ok(ctx, prim, operand, addr, nbytes, size, start, stop, write):
                     return np.int64(-1), hi
-                if not write and not ub_read_ok(ctx, prim, operand, addr, start, (e1 - e) * size):
-                    return np.int64(-1), hi
-                t = np.int64(addr) - np.int64(ctx.ub_addr) + start
-                lo, hi = min(lo, t), max(hi, t + (e1 - e) * size)
-                e = e1
+                lo, hi = min(lo, base + start * size), max(hi, base + stop * size)
+            if last:
+                return lo, hi
+            start, stop = i, i + 1
     return lo, hi
 
 
@@ -345,20 +361,18 @@ def _mark(ctx, dst_addr, dst_size, dst_blk, dst_rep, a_addr, a_size, a_blk, a_re
           nrep, counter, high, low, lanes):
     """The computed lanes of ``dst`` written, garbage where a source lane's bytes are."""
     ub = np.int64(ctx.ub_addr)
-    epb = BLOCK_BYTES // dst_size
     for r in range(nrep):
         for k in range(lanes):
             if not lane_on(counter, high, low, lanes, r, k):
                 continue
-            b, e = k // epb, k % epb
             g = False
             if a_size != NO_OPERAND:
-                g = first_garbage(ctx, np.int64(a_addr) - ub + ((r * a_rep + b * a_blk) * epb + e) * a_size,
-                                  a_size) >= 0
+                i = lane_index(r, k, a_blk, a_rep, BLOCK_BYTES // a_size)
+                g = first_garbage(ctx, np.int64(a_addr) - ub + i * a_size, a_size) >= 0
             if b_size != NO_OPERAND and not g:
-                g = first_garbage(ctx, np.int64(b_addr) - ub + ((r * b_rep + b * b_blk) * epb + e) * b_size,
-                                  b_size) >= 0
-            d = np.int64(dst_addr) - ub + ((r * dst_rep + b * dst_blk) * epb + e) * dst_size
+                i = lane_index(r, k, b_blk, b_rep, BLOCK_BYTES // b_size)
+                g = first_garbage(ctx, np.int64(b_addr) - ub + i * b_size, b_size) >= 0
+            d = np.int64(dst_addr) - ub + lane_index(r, k, dst_blk, dst_rep, BLOCK_BYTES // dst_size) * dst_size
             set_garbage(ctx, d, dst_size, 1 if g else 0)
             mark_epoch(ctx, d, dst_size)
 

@@ -255,62 +255,75 @@ def _binary(dst, a, b, count, op, load, store):
 # ---- the level-0 form: repeats of 8 strided blocks under the mask register (see .masks) -------------
 
 @jit(inline="always")  # inlined in Numba's IR: a function of functions compiled apart cannot be cached
-def _apply_binary(op, load, a, i, b, j, scalar):
+def _apply_binary(op, load, a, i, b, j, scalar, dst, k):
     return op(load(a, i), load(b, j))
 
 
 @jit(inline="always")  # inlined in Numba's IR: a function of functions compiled apart cannot be cached
-def _apply_scalar(op, load, a, i, b, j, scalar):
+def _apply_scalar(op, load, a, i, b, j, scalar, dst, k):
     return op(load(a, i), scalar)
 
 
 @jit(inline="always")  # inlined in Numba's IR: a function of functions compiled apart cannot be cached
-def _apply_unary(op, load, a, i, b, j, scalar):
+def _apply_unary(op, load, a, i, b, j, scalar, dst, k):
     return op(load(a, i))
 
 
 @jit(inline="always")  # inlined in Numba's IR: a function of functions compiled apart cannot be cached
-def _apply_fill(op, load, a, i, b, j, scalar):
+def _apply_fill(op, load, a, i, b, j, scalar, dst, k):
     return scalar
 
 
+@jit(always_inline=True)
+def _lane_index(r, k, blk, rep, per_block):
+    """Element index of lane ``k`` of repeat ``r`` in an operand of ``per_block`` elements a block."""
+    return (r * rep + (k // per_block) * blk) * per_block + k % per_block
+
+
 @jit(inline="always")
-def _repeat(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep, apply, op, load,
-            store):
-    # In the device's order (repeat, block, element).  Where each repeat computes its first m lanes
-    # (a continuous mask, counter mode) and the blocks of a repeat are back to back, a repeat is one
-    # loop over m elements; otherwise block by block, a whole block's lanes in a loop without tests.
-    # An element past an operand's tensor is skipped (checked mode has reported it).
+def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep, apply, op, load,
+                store):
+    """A level-0 call's lanes: ``dst[lane] = apply(op, load, a, i, b, j, scalar, dst, k)`` with each
+    operand's index of the lane (``k``: dst's), in the device's order (repeat, block, element).
+    Each operand has its own element size (a narrower source reads fewer blocks, as a mixed Axpy's);
+    the lanes of a repeat are ``256 / dst's element size``."""
+    # Where each repeat computes its first m lanes (a continuous mask, counter mode) and the blocks
+    # of a repeat are back to back, a repeat is one loop over m elements; otherwise block by
+    # block, a whole block's lanes in a loop without tests.  An element past an operand's tensor is
+    # skipped (checked mode has reported it).
     lanes, epb = REPEAT_BYTES // dst.itemsize, BLOCK_BYTES // dst.itemsize
+    a_epb, b_epb = BLOCK_BYTES // a.itemsize, BLOCK_BYTES // b.itemsize
     whole = ~(np.int64(-1) << epb)
     first = run_lanes(counter, high, low, lanes, 0)
     runs = d_blk == 1 and a_blk == 1 and b_blk == 1 and first >= 0
-    in_place = _address(dst) == _address(a) and d_rep == a_rep
+    in_place = _address(dst) == _address(a) and d_rep == a_rep and a.itemsize == dst.itemsize
     for r in range(nrep):
         if runs:
-            d0, a0, b0 = r * d_rep * epb, r * a_rep * epb, r * b_rep * epb
+            d0, a0, b0 = r * d_rep * epb, r * a_rep * a_epb, r * b_rep * b_epb
             m = min(run_lanes(counter, high, low, lanes, r) if counter else first, dst.size - d0, a.size - a0,
                     b.size - b0)
             if in_place:  # one pointer read and written: the loop vectorizes (as _binary's)
                 for e in range(m):
-                    store(dst, d0 + e, apply(op, load, dst, d0 + e, b, b0 + e, scalar))
+                    store(dst, d0 + e, apply(op, load, dst, d0 + e, b, b0 + e, scalar, dst, d0 + e))
             else:
                 for e in range(m):
-                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar))
+                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e))
             continue
         for blk in range(BLOCKS):
             on = block_lanes(counter, high, low, lanes, r, blk * epb, epb)
             if on == 0:
                 continue
-            d0, a0, b0 = (r * d_rep + blk * d_blk) * epb, (r * a_rep + blk * a_blk) * epb, (r * b_rep + blk * b_blk) * epb
+            d0 = (r * d_rep + blk * d_blk) * epb
+            a0 = _lane_index(r, blk * epb, a_blk, a_rep, a_epb)
+            b0 = _lane_index(r, blk * epb, b_blk, b_rep, b_epb)
             n = min(epb, dst.size - d0, a.size - a0, b.size - b0)
             if on == whole:
                 for e in range(n):
-                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar))
+                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e))
             else:
                 for e in range(n):
                     if (on >> e) & 1:
-                        store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar))
+                        store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e))
 
 
 @jit(always_inline=True)
@@ -438,7 +451,7 @@ def _arith(spec: Primitive):
             nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // dst.itemsize)
             _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, dst, d_blk, d_rep, dst, d_blk, d_rep)
             advance_preload(ctx)
-            _repeat(dst, dst, dst, _vscalar(dst, op(value)), nrep, counter, high, low, d_blk, d_rep, d_blk, d_rep,
+            repeat_loop(dst, dst, dst, _vscalar(dst, op(value)), nrep, counter, high, low, d_blk, d_rep, d_blk, d_rep,
                     d_blk, d_rep, _apply_fill, op, load, store)
 
         forms = _by_form(count_form, level_0, 4)
@@ -472,7 +485,7 @@ def _arith(spec: Primitive):
             if n >= 0:
                 _unary(dst, src, value, n, op, load, store)
             else:
-                _repeat(dst, src, src, value, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep,
+                repeat_loop(dst, src, src, value, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep,
                         _apply_scalar, op, load, store)
 
         forms = _by_form(count_form, level_0, 5)
@@ -507,7 +520,7 @@ def _arith(spec: Primitive):
             if n >= 0:
                 _binary(dst, a, b, n, op, load, store)
             else:
-                _repeat(dst, a, b, 0, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep,
+                repeat_loop(dst, a, b, 0, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep,
                         _apply_binary, op, load, store)
 
         forms = _by_form(count_form, level_0, 5)
@@ -539,7 +552,7 @@ def _arith(spec: Primitive):
             if n >= 0:
                 _map(dst, src, n, op, load, store)
             else:
-                _repeat(dst, src, src, 0, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep,
+                repeat_loop(dst, src, src, 0, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep,
                         _apply_unary, op, load, store)
 
         forms = _by_form(count_form, level_0, 4)
@@ -568,19 +581,19 @@ def _cast(spec: Primitive):
     return primitive
 
 
-def _define(spec: Primitive):
-    primitive = (_cast if spec.kind == "cast" else _arith)(spec)
-    # Its own name (Numba's on-disk cache files a function under its qualified name; tracebacks,
-    # pdb and coverage name the code object).
+def declared(primitive, spec: Primitive, module: str):
+    """A primitive built from its declaration, compiled under its own name (Numba's on-disk cache
+    files a function under its qualified name; tracebacks, pdb and coverage name the code object)."""
     primitive.__name__ = primitive.__qualname__ = spec.name
     code = primitive.__code__.replace(co_name=spec.name)
     primitive.__code__ = code.replace(co_qualname=spec.name) if hasattr(code, "co_qualname") else code
     primitive.__doc__ = spec.doc
-    primitive.__module__ = __name__
+    primitive.__module__ = module
     return jit(primitive)
 
 
-globals().update({name: _define(spec) for name, spec in VECTOR_OPS.items()})
+globals().update({name: declared((_cast if spec.kind == "cast" else _arith)(spec), spec, __name__)
+                  for name, spec in VECTOR_OPS.items()})
 
 
 @jit
