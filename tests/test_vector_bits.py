@@ -218,3 +218,9 @@ def test_shifts_in_every_integer_width_and_count(name):
             want = reference(name, x, n)
             assert np.array_equal(got, want), (name, dtype, count, got, want)
             assert np.array_equal(np.array([interpreted(v, n) for v in x], dtype), want), (name, dtype, count)
+    if name == "shift_left":  # the ShiftLeft page's examples: a signed left shift keeps the sign bit
+        for dtype, count, want in ((np.int16, 1, 0xD554), (np.int16, 3, 0xD550), (np.uint16, 1, 0x5554)):
+            x = np.array([0xAAAA], np.uint16).view(dtype)
+            got = np.empty_like(x)
+            run(x, dtype(count), got)
+            assert got.view(np.uint16)[0] == want == int(reference(name, x, dtype(count)).view(np.uint16)[0])

@@ -374,7 +374,12 @@ class KernelDispatcher(CPUDispatcher):
         calls it by address (see :class:`LinkedLibrary`)."""
         self._compiler.pipeline_class = compiler.Compiler
 
+    widen = True  # signed integer arguments typed as int64
+
     def get_call_template(self, args, kws):
+        if not self.widen:
+            return super().get_call_template(tuple(types.unliteral(a) for a in args),
+                                             {k: types.unliteral(v) for k, v in kws.items()})
         return super().get_call_template(tuple(_call_type(a) for a in args),
                                          {k: _call_type(v) for k, v in kws.items()})
 
@@ -393,14 +398,16 @@ def dispatcher(func, tag: str | None = None, *, python: bool = False, addressabl
     (``addressable``: a kernel body, a checked rule).  When :func:`uses_public_jit`, a plain
     ``numba.njit`` dispatcher with the same options and no on-disk cache."""
     if uses_public_jit():
-        return numba.njit(**{k: v for k, v in {**JIT_OPTIONS, **options}.items() if k != "cache"})(func)
+        return numba.njit(**{k: v for k, v in {**JIT_OPTIONS, **options}.items() if k not in ("cache", "widen")})(func)
     return private_dispatcher(func, tag, python=python, addressable=addressable, always_inline=always_inline,
                               on_miss=on_miss, **options)
 
 
 def private_dispatcher(func, tag: str | None = None, *, python: bool = False, addressable: bool = False,
-                       always_inline: bool = False, on_miss=None, cache: bool = True, **options):
-    """:func:`dispatcher`'s private path, whatever :func:`uses_public_jit` says."""
+                       always_inline: bool = False, on_miss=None, cache: bool = True, widen: bool = True,
+                       **options):
+    """:func:`dispatcher`'s private path, whatever :func:`uses_public_jit` says; ``widen=False``:
+    calls keep their integer types (a function whose result depends on its operands' width)."""
     targetoptions = {k: v for k, v in {**JIT_OPTIONS, **options}.items() if k != "cache"}
     targetoptions["nopython"] = True
     targetoptions.setdefault("_nrt", False)  # see the module doc
@@ -409,6 +416,7 @@ def private_dispatcher(func, tag: str | None = None, *, python: bool = False, ad
     pipeline = (compiler.Compiler if python or addressable else _InlinedCompiler if always_inline
                 else _LinkedCompiler)
     disp = KernelDispatcher(py_func=func, locals={}, targetoptions=targetoptions, pipeline_class=pipeline)
+    disp.widen = widen
     if cache:
         disp._cache = _LazyCache(func, tag, on_miss)
     return disp

@@ -343,8 +343,10 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
             "integer type).", _and, kind="bits"),
     _vector("ors", "Ors", _WITH_SCALAR, "Ors: ``dst = src | scalar``, bitwise (the scalar as the tile's integer "
             "type).", _or, kind="bits"),
-    _vector("shift_left", "ShiftLeft", _WITH_SCALAR, "ShiftLeft: ``dst = src << scalar`` in the tile's width "
-            "(a count outside 0..width-1 gives 0).", "shift_left_element", kind="bits"),
+    _vector("shift_left", "ShiftLeft", _WITH_SCALAR, "ShiftLeft: ``dst = src << scalar`` in the tile's width, "
+            "logical on unsigned tiles; a signed tile keeps its sign bit, the bit below it dropped (the device's "
+            "arithmetic left shift: int16 0xAAAA << 1 = 0xD554); a count outside 0..width-1 shifts every bit out.",
+            "shift_left_element", kind="bits"),
     _vector("shift_right", "ShiftRight", _WITH_SCALAR, "ShiftRight: ``dst = src >> scalar``, logical on unsigned "
             "tiles, arithmetic on signed ones (a count outside 0..width-1 gives 0, or -1 for a negative signed "
             "element).", "shift_right_element", kind="bits"),

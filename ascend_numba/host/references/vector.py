@@ -63,12 +63,19 @@ def _relu(a):
 
 
 def _shift(a, scalar, left: bool):
-    """A shift by a count of the tile's type; a count outside 0..width-1 shifts every bit out."""
+    """A shift by a count of the tile's type; a count outside 0..width-1 shifts every bit out.  A
+    signed left shift keeps the sign bit and drops the bit below it (the device's arithmetic left
+    shift: int16 0xAAAA << 1 is 0xD554)."""
     width = 8 * a.dtype.itemsize
     count = int(np.array(a.dtype.type(scalar)).astype(f"u{a.dtype.itemsize}"))
-    if count >= width:
-        return np.where(a < 0, a, 0).astype(a.dtype) >> (width - 1) if not left else np.zeros_like(a)
-    return (a << a.dtype.type(count)) if left else (a >> a.dtype.type(count))
+    if not left:
+        return np.where(a < 0, a, 0).astype(a.dtype) >> (width - 1) if count >= width else a >> a.dtype.type(count)
+    bits = a.view(f"u{a.dtype.itemsize}")
+    shifted = np.zeros_like(bits) if count >= width else bits << bits.dtype.type(count)
+    if a.dtype.kind == "i":
+        sign = bits.dtype.type(1 << (width - 1))
+        shifted = (bits & sign) | (shifted & ~sign)
+    return shifted.view(a.dtype)
 
 
 def _scalar_of(a, scalar):

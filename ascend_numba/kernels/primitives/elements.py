@@ -152,7 +152,12 @@ def _shift_codegen(left: bool):
         out_of_range = builder.icmp_unsigned(">=", n, ir.Constant(n.type, width))
         count = builder.select(out_of_range, ir.Constant(n.type, 0), n)
         if left:
-            return builder.select(out_of_range, ir.Constant(a.type, 0), builder.shl(a, count))
+            shifted = builder.select(out_of_range, ir.Constant(a.type, 0), builder.shl(a, count))
+            if not common.signed:
+                return shifted
+            # The device's arithmetic left shift keeps the sign bit (int16 0xAAAA << 1 is 0xD554).
+            sign = ir.Constant(a.type, 1 << (width - 1))
+            return builder.or_(builder.and_(a, sign), builder.and_(shifted, ir.Constant(a.type, ~(1 << (width - 1)))))
         if common.signed:
             return builder.ashr(a, builder.select(out_of_range, ir.Constant(n.type, width - 1), count))
         return builder.select(out_of_range, ir.Constant(a.type, 0), builder.lshr(a, count))
@@ -165,6 +170,9 @@ def _shift_twin(left: bool):
         count, mask = int(n) % (1 << width), (1 << width) - 1  # the count as unsigned, as compiled
         if left:
             bits = 0 if count >= width else (int(x) << count) & mask
+            if x.dtype.kind == "i":  # the sign bit kept
+                sign = 1 << (width - 1)
+                bits = (int(x) & sign) | (bits & ~sign & mask)
         elif count >= width:
             bits = mask if x.dtype.kind == "i" and x < 0 else 0
         else:

@@ -354,11 +354,12 @@ def element_function(element, arity: int, canonical: bool):
     """The compiled element function of a declaration's ``element`` of ``arity`` operands (a plain
     function, or the name of an element intrinsic), as a jit wrapper the loops inline (an
     intrinsic cannot be passed to them); ``canonical``: its NaN results are the default NaN (an
-    arithmetic op, ``quiets``)."""
+    arithmetic op, ``quiets``).  Its calls keep their integer types (``widen=False``): ShiftLeft of
+    a signed tile keeps the sign bit of the tile's width, not of an int64."""
     found = _ELEMENTS.get((element, canonical))
     if found is None:
         inner = element if callable(element) else ELEMENT_INTRINSICS[element]
-        inner = jit(always_inline=True)(inner) if callable(element) else inner
+        inner = jit(always_inline=True, widen=False)(inner) if callable(element) else inner
         # One signature per arity (no *args: a star-args tuple per call in every loop).
         if arity == 1:
             def call(x):
@@ -368,7 +369,7 @@ def element_function(element, arity: int, canonical: bool):
                 return canonical_nan(inner(x, y)) if canonical else inner(x, y)
         name = element.__name__ if callable(element) else element
         call.__name__ = call.__qualname__ = f"_{name}" + ("_canonical" if canonical else "")
-        found = _ELEMENTS[(element, canonical)] = jit(always_inline=True)(call)
+        found = _ELEMENTS[(element, canonical)] = jit(always_inline=True, widen=False)(call)
     return found
 
 
