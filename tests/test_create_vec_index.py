@@ -54,7 +54,9 @@ def test_create_vec_index_is_the_devices_recurrence(first, count):
 
 
 def test_compiled_and_interpreted_agree_and_fp16_rounds_as_the_chain():
-    compiled, interpreted = _run(16384.0, TILE), _run(16384.0, TILE, interpret=True)
-    assert all(c.tobytes() == i.tobytes() for c, i in zip(compiled, interpreted))
+    for first in (16384.0, 32760.0):  # the second wraps int16
+        compiled, interpreted = _run(first, TILE), _run(first, TILE, interpret=True)
+        assert all(c.tobytes() == i.tobytes() for c, i in zip(compiled, interpreted)), first
+    compiled = _run(16384.0, TILE)
     direct = (np.float32(16384) + np.arange(TILE, dtype=np.float32)).astype(np.float16)
     assert not np.array_equal(compiled[0], direct)  # the chained Adds round otherwise than first + i once

@@ -406,6 +406,19 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "CreateVecIndex: ``dst[i] = first + i`` as the device computes it: the first block from the scalar "
               "unit, each later block the one before plus its length in the tile's type (fp16 from 16384 on: the "
               "chain's roundings, not ``first + i`` rounded once).", "check_vector", "vector", kind="fill"),
+    # The compare-mask register (kernels/primitives/cmpmask.py): asc-devkit at 0da921b, 比较与选择/.
+    Primitive("set_cmp_mask", "SetCmpMask", "cmpmask", ("src",),
+              "SetCmpMask: the 128-bit compare-mask register from the first 16 bytes of ``src``, low word first.",
+              "check_cmpmask_io", "scalar"),
+    Primitive("get_cmp_mask", "GetCmpMask", "cmpmask", ("dst",),
+              "GetCmpMask: the compare-mask register into the first 16 bytes of ``dst``, low word first.",
+              "check_cmpmask_io", "scalar"),
+    Primitive("compare_register", "Compare", "cmpmask", ("src", "src1", "mode", "lane_mask", "params", "is_set_mask"),
+              "Compare, the result in the register: bit k of CMPMASK = ``a <mode> b`` at lane k of one repeat; a "
+              "lane the vector mask leaves out keeps its bit.", "check_compare_register", "vector"),
+    Primitive("select_register", "Select", "cmpmask", ("dst", "src", "src1", "repeat_times", "params"),
+              "Select, VSEL_CMPMASK_SPR without a mask tensor: lane k of each repeat takes ``a`` where bit k of "
+              "CMPMASK is 1, else ``b``, under the vector mask register.", "check_repeat", "vector", kind="select"),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

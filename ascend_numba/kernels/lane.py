@@ -23,6 +23,7 @@ __all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TO
            "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM", "STATE_PRELOAD_PENDING",
            "STATE_PRELOAD", "STATE_GARBAGE", "STATE_BARRIER", "STATE_AUTO", "STATE_MOVED", "STATE_PRIMITIVE",
            "STATE_EXCEPTION", "STATE_PRINT", "STATE_MASK_COUNTER", "STATE_MASK_HIGH", "STATE_MASK_LOW", "MASK_START",
+           "STATE_CMPMASK_LOW", "STATE_CMPMASK_HIGH",
            "PRELOAD_REGIONS", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL", "ERR_LANE_RAISED", "ERR_SYNC_NOT_RESIDENT",
            "ERR_SYNC_ABANDONED", "LANE_TYPES"]
 
@@ -58,7 +59,9 @@ STATE_PRINT = STATE_EXCEPTION + 1  # the address of the lane's print row (kprint
 # high and low words (the int64 of their bits; a lane starts with every bit set, MASK_START).
 STATE_MASK_COUNTER, STATE_MASK_HIGH, STATE_MASK_LOW = STATE_PRINT + 1, STATE_PRINT + 2, STATE_PRINT + 3
 MASK_START = -1
-LANE_STATE_SLOTS = STATE_MASK_LOW + 1
+# The 128-bit compare-mask register (CMPMASK; kernels.primitives.cmpmask): its low and high words.
+STATE_CMPMASK_LOW, STATE_CMPMASK_HIGH = STATE_MASK_LOW + 1, STATE_MASK_LOW + 2
+LANE_STATE_SLOTS = STATE_CMPMASK_HIGH + 1
 ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL, ERR_LANE_RAISED, ERR_SYNC_NOT_RESIDENT, ERR_SYNC_ABANDONED = 1, 2, 3, 4, 5
 
 # The Numba type of each context, field by field: a kernel body is compiled for exactly this

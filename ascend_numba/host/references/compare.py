@@ -19,7 +19,7 @@ import numpy as np
 
 from ..primitives import CMPMODE, SELMODE
 
-__all__ = ["REFERENCES", "reference", "scalar_as"]
+__all__ = ["REFERENCES", "reference", "scalar_as", "compare_register", "select_register"]
 
 _COMPARISONS = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMODE.LE: np.less_equal,
                 CMPMODE.GE: np.greater_equal, CMPMODE.NE: lambda a, b: np.less(a, b) | np.greater(a, b)}
@@ -65,6 +65,24 @@ def select(mask, a, b, mode):
 
 def select_scalar(mask, a, scalar, mode):
     return select(mask, a, np.full(a.shape, scalar_as(a, scalar), a.dtype), SELMODE.VSEL_TENSOR_TENSOR_MODE)
+
+
+def compare_register(register, a, b, mode, lanes_on):
+    """The compare-mask register (16 bytes, low word first) after a Compare into it: lane k's
+    result at bit k for each lane in ``lanes_on`` (booleans, one per lane of the repeat); the other
+    bits as they were."""
+    n = REPEAT_BYTES // a.dtype.itemsize
+    bits = np.unpackbits(np.asarray(register, np.uint8), bitorder="little").astype(bool)
+    with np.errstate(invalid="ignore"):
+        result = _COMPARISONS[CMPMODE(mode)](a[:n], b[:n])
+    bits[:n] = np.where(lanes_on[:n], result, bits[:n])
+    return np.packbits(bits, bitorder="little")
+
+
+def select_register(register, a, b):
+    """Select from the register (VSEL_CMPMASK_SPR), every lane of whole contiguous repeats: lane k
+    of each repeat takes ``a`` where bit k is 1."""
+    return select(np.asarray(register, np.uint8), a, b, SELMODE.VSEL_CMPMASK_SPR)
 
 
 REFERENCES = {"compare": compare, "compare_scalar": compare_scalar, "select": select, "select_scalar": select_scalar}

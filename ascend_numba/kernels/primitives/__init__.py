@@ -8,6 +8,7 @@
 ``vector``     the vector ops declared in ``host.primitives`` (Add, Muls, the casts...), SetValue
 ``elements``   the vector ops' element intrinsics (Max, Relu, the shifts, the NaN policy)
 ``cmpsel``     Compare, Compares and Select (bit masks), the ``CMPMODE`` and ``SELMODE`` modes
+``cmpmask``    the compare-mask register: SetCmpMask, GetCmpMask, Compare into it, Select from it
 ``compound``   Axpy, MulAddDst, FusedMulAdd, MulAddRelu: the ops that read their destination
 ``index``      CreateVecIndex
 ``convert``    Cast between tile types under a ``RoundMode``
@@ -35,6 +36,7 @@ from ...host.primitives import CMPMODE, SELMODE, RoundMode
 from ..lane import CheckedLane, Lane, TracedLane
 from . import cmpsel, compound, vector
 from .cmpsel import *  # noqa: F403 - Compare, Compares, Select
+from .cmpmask import compare_register, get_cmp_mask, select_register, set_cmp_mask
 from .compound import *  # noqa: F403 - Axpy, MulAddDst, FusedMulAdd, MulAddRelu
 from .index import create_vec_index
 from .convert import cast
@@ -57,7 +59,8 @@ __all__ = [
     "in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
     "alloc_buffer", "reinterpret",
     "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
-    "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, "create_vec_index", "cast", "CMPMODE", "SELMODE",
-    "RoundMode", "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER",
-    "BinaryRepeatParams", "UnaryRepeatParams",
+    "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, "create_vec_index",
+    "cast", "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
+    "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",
+    "UnaryRepeatParams",
 ]

@@ -37,6 +37,7 @@ from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import f32_to_f16
 from ..lane import _address
 from .context import address, trace_event, tracing
+from .masks import count_form_done, write_cmpmask
 from .preload import advance_preload
 # An element as a vector op reads it (an fp16 tile's exact fp32 value, a NaN kept a NaN); a scalar as
 # it enters one (the tile's type: fp16, the nearest fp16).
@@ -257,6 +258,15 @@ def _mask_word(mask_bytes, w):
 
 
 @jit(always_inline=True)
+def _mask_bytes_word(mask_bytes, start):
+    # Bytes start .. start + 7 of the mask as a word, least significant first (past its end: 0).
+    w = np.int64(0)
+    for i in range(min(8, mask_bytes.size - start)):
+        w |= np.int64(mask_bytes[start + i]) << (8 * i)
+    return w
+
+
+@jit(always_inline=True)
 def _choose(dst, mask_bytes, a, b, n, period):
     """``dst[i] = a[i]`` where bit ``i % period`` of the mask is 1, else ``b[i]`` (``b``: a tile, or
     a value stored as the tile stores it).  Word by word (32 elements of one mask word) where the
@@ -358,9 +368,11 @@ def select(ctx, dst, mask, a, b, mode, count):
         return
     _trace(ctx, _EV_SELECT, count, dst, ext, a, ext, b, ext)
     advance_preload(ctx)
+    count_form_done(ctx)  # the device's level-2 Select ends in normal mode with a full mask
     bits = mask.view(np.uint8)
     n = max(min(count, dst.size, a.size, b.size), 0)
     if spr:
+        write_cmpmask(ctx, _mask_bytes_word(bits, 0), _mask_bytes_word(bits, 8))  # the device's set_cmpmask
         # (a mask shorter than the repeat's bits: checked mode reports it; here its bits repeat)
         period = min(period, 8 * bits.size)
         _choose(dst, bits, a, b, n if period > 0 else 0, max(period, 1))
@@ -380,6 +392,7 @@ def select_scalar(ctx, dst, mask, a, scalar, mode, count):
         return
     _trace(ctx, _EV_SELECT_SCALAR, count, dst, ext, a, ext, a, ext)
     advance_preload(ctx)
+    count_form_done(ctx)  # the device's level-2 Select ends in normal mode with a full mask
     bits = mask.view(np.uint8)
     n = max(min(count, dst.size, a.size, 8 * bits.size), 0)
     _choose(dst, bits, a, _stored(dst, scalar), n, _past(n))

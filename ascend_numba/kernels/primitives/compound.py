@@ -29,7 +29,8 @@ from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import f16_to_f32, f32_to_f16
 from ..lane import _address
 from .elements import canonical_nan, relu_element
-from .masks import REPEAT_BYTES, call_mask, check_repeat, count_form_done, mask_length, repeats_of, stride_u8, stride_u16
+from .masks import (REPEAT_BYTES, binary_params, call_mask, check_repeat, count_form_done, mask_length, repeats_of,
+                    stride_u8, stride_u16, unary_params)
 from .preload import advance_preload
 from .vector import (_by_form, _trace_repeat, _trace_vector, _vload_operand, _vscalar, _vstore, check_vector, declared,
                      repeat_loop)
@@ -96,12 +97,12 @@ def _mul_add_relu(dst, x, y, d):
 
 
 @jit(inline="always")
-def _apply_with_scalar(op, load, a, i, b, j, scalar, dst, k):
+def _apply_with_scalar(op, load, a, i, b, j, scalar, dst, k, lane):
     return op(dst, load(a, i), scalar, load(dst, k))
 
 
 @jit(inline="always")
-def _apply_with_tile(op, load, a, i, b, j, scalar, dst, k):
+def _apply_with_tile(op, load, a, i, b, j, scalar, dst, k, lane):
     return op(dst, load(a, i), load(b, j), load(dst, k))
 
 
@@ -135,6 +136,7 @@ def _define(name: str):
         def level_0(*args):
             ctx, dst, src, scalar, mask, repeat_times, params, is_set_mask = args
             types_ok(dst, src)
+            unary_params(params)
             counter, high, low = call_mask(ctx, mask, is_set_mask)
             if not check_repeat(ctx, prim, repeat_times, counter, high, low, mask_length(mask) if is_set_mask else 0,
                                 0xFFFF, _address(dst), dst.nbytes, dst.itemsize, params[0], params[2], _address(src),
@@ -174,6 +176,7 @@ def _define(name: str):
             ctx, dst, a, b, mask, repeat_times, params, is_set_mask = args
             types_ok(dst, a)
             types_ok(dst, b)
+            binary_params(params)
             counter, high, low = call_mask(ctx, mask, is_set_mask)
             m = mask_length(mask) if is_set_mask else 0
             if not (check_repeat(ctx, prim, repeat_times, counter, high, low, m, 0xFF, _address(dst), dst.nbytes,

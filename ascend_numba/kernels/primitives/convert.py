@@ -43,6 +43,7 @@ from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import f16_to_f32, f32_to_f16
 from ..lane import _address
 from .cmpsel import NO_OPERAND, _trace, check_with_mode
+from .masks import count_form_done
 from .preload import advance_preload
 from .vector import saturated
 
@@ -228,6 +229,7 @@ def cast(ctx, dst, src, mode, count):
         return
     _trace(ctx, _EV_CAST, n, dst, n * dst.itemsize, src, n * src.itemsize, src, n * src.itemsize)
     advance_preload(ctx)
+    count_form_done(ctx)  # the device's level-2 Cast ends in normal mode with a full mask
     if m == RINT or m == NONE:  # the common case, in a loop of its own: it vectorizes
         for i in range(max(min(count, dst.size, src.size), 0)):
             dst[i] = _convert_rint(dst, src, src[i])

@@ -19,7 +19,7 @@ from numba import types
 from ...checked.rules import PRIMITIVE
 from ...host.primitives import PRIMITIVES
 from ...host.trace import EVENT
-from ..._numba_compat.extending import TypingError, overload
+from ..._numba_compat.extending import TypingError, as_dtype, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS
 from ..lane import _address
 from .masks import BLOCK_BYTES, REPEAT_BYTES, count_form_done
@@ -45,6 +45,21 @@ def _ov_step(dst, n):
     return lambda dst, n: np.int64(n)
 
 
+def _wrapped(dst, value):
+    """``value`` in the tile's type: an integer modulo the tile's width (the device's Adds wrap;
+    computed in int64, so NumPy's scalars never overflow), a float as it is."""
+    raise NotImplementedError  # compiled only
+
+
+@overload(_wrapped, jit_options=OVERLOAD_OPTIONS)
+def _ov_wrapped(dst, value):
+    if dst.dtype in (types.int16, types.int32):  # a uint16 tile is fp16
+        scalar = as_dtype(dst.dtype).type  # NumPy's scalar type: a cast compiled, a constructor interpreted
+        low, span = -(1 << (dst.dtype.bitwidth - 1)), 1 << dst.dtype.bitwidth
+        return lambda dst, value: scalar((np.int64(value) - low) % span + low)
+    return lambda dst, value: value
+
+
 def _create_vec_index(ctx, dst, first, count):
     if not check_vector(ctx, _PRIM, count, _address(dst), dst.nbytes, dst.itemsize, 0, 0, NO_OPERAND, 0, 0,
                         NO_OPERAND):
@@ -55,12 +70,12 @@ def _create_vec_index(ctx, dst, first, count):
     start = _vscalar(dst, first)
     n = min(count, dst.size)
     for i in range(min(n, per_block)):
-        _vstore(dst, i, start + _step(dst, i))
+        _vstore(dst, i, _wrapped(dst, start + _step(dst, i)))
     block_step, repeat_step = _step(dst, per_block), _step(dst, per_repeat)
     for i in range(per_block, min(n, per_repeat)):
-        _vstore(dst, i, _vload(dst, i - per_block) + block_step)
+        _vstore(dst, i, _wrapped(dst, _vload(dst, i - per_block) + block_step))
     for i in range(per_repeat, n):
-        _vstore(dst, i, _vload(dst, i - per_repeat) + repeat_step)
+        _vstore(dst, i, _wrapped(dst, _vload(dst, i - per_repeat) + repeat_step))
     count_form_done(ctx)
 
 

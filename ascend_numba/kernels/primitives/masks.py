@@ -41,7 +41,8 @@ from ...checked.ub_shadow import (first_garbage, is_local_operand, mark_epoch, s
 from ..._numba_compat.extending import TypingError, overload, python_twin
 from ...host.primitives import MASK_PLACEHOLDER, BinaryRepeatParams, UnaryRepeatParams
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..lane import STATE_MASK_COUNTER, STATE_MASK_HIGH, STATE_MASK_LOW, _load_i64, _store_i64
+from ..lane import (STATE_CMPMASK_HIGH, STATE_CMPMASK_LOW, STATE_MASK_COUNTER, STATE_MASK_HIGH, STATE_MASK_LOW,
+                    _load_i64, _store_i64)
 
 __all__ = ["set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",
            "UnaryRepeatParams"]
@@ -136,34 +137,68 @@ def mask_words(mask):
 @python_twin(mask_words)
 def _mask_words_py(mask):
     if isinstance(mask, (int, np.integer)):
-        return lanes_of_length.py_func(mask)  # a twin runs as it is: the Python of what it calls
-    return _word_py(mask[1]), _word_py(mask[0])
+        # The device's SetMask takes an int32 length: the low 32 bits, as compiled code converts.
+        return lanes_of_length.py_func(((int(mask) + 2**31) % 2**32) - 2**31)  # a twin runs as Python
+    return _word_py(mask[1]) if len(mask) > 1 else np.int64(0), _word_py(mask[0])
 
 
 @overload(mask_words, jit_options=OVERLOAD_OPTIONS)
 def _ov_mask_words(mask):
     if isinstance(mask, types.Integer):
-        return lambda mask: lanes_of_length(mask)
-    if isinstance(mask, (types.UniTuple, types.Array)) or (isinstance(mask, types.BaseTuple) and len(mask) == 2):
+        return lambda mask: lanes_of_length(np.int32(mask))
+    if isinstance(mask, types.Array):  # one word (a 32-bit type's mask[1] is unused) or two
+        return lambda mask: (word(mask[1]) if mask.size > 1 else np.int64(0), word(mask[0]) if mask.size else
+                             np.int64(0))
+    if isinstance(mask, types.BaseTuple) and len(mask) in (1, 2):
+        if len(mask) == 1:
+            return lambda mask: (np.int64(0), word(mask[0]))
         return lambda mask: (word(mask[1]), word(mask[0]))
     raise TypingError(f"a vector op's mask is an integer (a count of lanes) or the pair (mask[0], mask[1]); "
                       f"got {mask}")
 
 
+def _params_check(fields: int, name: str):
+    """A stub refusing, when the kernel compiles, repeat parameters that are not a tuple of at least
+    ``fields`` values (``name``, or a plain tuple in its order): an array would be read past its end."""
+    def check(params):
+        raise NotImplementedError  # compiled only
+
+    def refuse(got):
+        return f"repeat parameters are a {name} (or a tuple of its {fields} strides); got {got}"
+
+    @python_twin(check)
+    def _check_py(params):
+        if not isinstance(params, tuple) or len(params) < fields:
+            raise TypeError(refuse(repr(params)))
+
+    @overload(check, jit_options=OVERLOAD_OPTIONS)
+    def _ov_check(params):
+        if not isinstance(params, types.BaseTuple) or len(params) < fields:
+            raise TypingError(refuse(params))
+        return lambda params: None
+
+    return check
+
+
+binary_params = _params_check(6, "BinaryRepeatParams")
+unary_params = _params_check(4, "UnaryRepeatParams")
+
+
 def mask_length(mask):
-    """A continuous mask's lane count (checked mode's range rule); 0 for a pair of words."""
+    """A continuous mask's lane count as the device takes it (an int32: checked mode's range rule);
+    0 for mask words."""
     raise NotImplementedError  # compiled only
 
 
 @python_twin(mask_length)
 def _mask_length_py(mask):
-    return np.int64(mask) if isinstance(mask, (int, np.integer)) else np.int64(0)
+    return np.int64(((int(mask) + 2**31) % 2**32) - 2**31) if isinstance(mask, (int, np.integer)) else np.int64(0)
 
 
 @overload(mask_length, jit_options=OVERLOAD_OPTIONS)
 def _ov_mask_length(mask):
     if isinstance(mask, types.Integer):
-        return lambda mask: np.int64(mask)
+        return lambda mask: np.int64(np.int32(mask))
     return lambda mask: np.int64(0)
 
 
@@ -176,6 +211,18 @@ def call_mask(ctx, mask, is_set_mask):
         _write_mask(ctx, high, low)
     return (_load_i64(ctx.state_addr, STATE_MASK_COUNTER) != 0, _load_i64(ctx.state_addr, STATE_MASK_HIGH),
             _load_i64(ctx.state_addr, STATE_MASK_LOW))
+
+
+@jit(always_inline=True)
+def read_cmpmask(ctx):
+    """The compare-mask register (CMPMASK) as its (low, high) words."""
+    return _load_i64(ctx.state_addr, STATE_CMPMASK_LOW), _load_i64(ctx.state_addr, STATE_CMPMASK_HIGH)
+
+
+@jit(always_inline=True)
+def write_cmpmask(ctx, low, high):
+    _store_i64(ctx.state_addr, STATE_CMPMASK_LOW, low)
+    _store_i64(ctx.state_addr, STATE_CMPMASK_HIGH, high)
 
 
 @jit(always_inline=True)

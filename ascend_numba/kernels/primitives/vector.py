@@ -36,8 +36,9 @@ from .context import address, trace_event, tracing
 from . import pinned
 from .elements import (add_relu_element, canonical_nan, max_element, min_element, relu_element,
                        shift_left_element, shift_right_element, sqrt_element, sub_relu_element)
-from .masks import (BLOCK_BYTES, BLOCKS, REPEAT_BYTES, block_lanes, call_mask, check_repeat, contiguous_count,
-                    count_form_done, mask_length, run_lanes, repeats_of, stride_u8, stride_u16)
+from .masks import (BLOCK_BYTES, BLOCKS, REPEAT_BYTES, binary_params, block_lanes, call_mask, check_repeat,
+                    contiguous_count, count_form_done, lane_index, mask_length, repeats_of, run_lanes, stride_u8,
+                    stride_u16, unary_params)
 from .preload import advance_preload
 
 __all__ = ["set_value", *VECTOR_OPS]
@@ -255,36 +256,31 @@ def _binary(dst, a, b, count, op, load, store):
 # ---- the level-0 form: repeats of 8 strided blocks under the mask register (see .masks) -------------
 
 @jit(inline="always")  # inlined in Numba's IR: a function of functions compiled apart cannot be cached
-def _apply_binary(op, load, a, i, b, j, scalar, dst, k):
+def _apply_binary(op, load, a, i, b, j, scalar, dst, k, lane):
     return op(load(a, i), load(b, j))
 
 
 @jit(inline="always")  # inlined in Numba's IR: a function of functions compiled apart cannot be cached
-def _apply_scalar(op, load, a, i, b, j, scalar, dst, k):
+def _apply_scalar(op, load, a, i, b, j, scalar, dst, k, lane):
     return op(load(a, i), scalar)
 
 
 @jit(inline="always")  # inlined in Numba's IR: a function of functions compiled apart cannot be cached
-def _apply_unary(op, load, a, i, b, j, scalar, dst, k):
+def _apply_unary(op, load, a, i, b, j, scalar, dst, k, lane):
     return op(load(a, i))
 
 
 @jit(inline="always")  # inlined in Numba's IR: a function of functions compiled apart cannot be cached
-def _apply_fill(op, load, a, i, b, j, scalar, dst, k):
+def _apply_fill(op, load, a, i, b, j, scalar, dst, k, lane):
     return scalar
-
-
-@jit(always_inline=True)
-def _lane_index(r, k, blk, rep, per_block):
-    """Element index of lane ``k`` of repeat ``r`` in an operand of ``per_block`` elements a block."""
-    return (r * rep + (k // per_block) * blk) * per_block + k % per_block
 
 
 @jit(inline="always")
 def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep, apply, op, load,
                 store):
-    """A level-0 call's lanes: ``dst[lane] = apply(op, load, a, i, b, j, scalar, dst, k)`` with each
-    operand's index of the lane (``k``: dst's), in the device's order (repeat, block, element).
+    """A level-0 call's lanes: ``dst[k] = apply(op, load, a, i, b, j, scalar, dst, k, lane)`` with each
+    operand's index of the lane (``k``: dst's) and the lane's number in its repeat, in the device's
+    order (repeat, block, element).
     Each operand has its own element size (a narrower source reads fewer blocks, as a mixed Axpy's);
     the lanes of a repeat are ``256 / dst's element size``."""
     # Where each repeat computes its first m lanes (a continuous mask, counter mode) and the blocks
@@ -304,26 +300,27 @@ def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk
                     b.size - b0)
             if in_place:  # one pointer read and written: the loop vectorizes (as _binary's)
                 for e in range(m):
-                    store(dst, d0 + e, apply(op, load, dst, d0 + e, b, b0 + e, scalar, dst, d0 + e))
+                    store(dst, d0 + e, apply(op, load, dst, d0 + e, b, b0 + e, scalar, dst, d0 + e, e))
             else:
                 for e in range(m):
-                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e))
+                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e, e))
             continue
         for blk in range(BLOCKS):
             on = block_lanes(counter, high, low, lanes, r, blk * epb, epb)
             if on == 0:
                 continue
             d0 = (r * d_rep + blk * d_blk) * epb
-            a0 = _lane_index(r, blk * epb, a_blk, a_rep, a_epb)
-            b0 = _lane_index(r, blk * epb, b_blk, b_rep, b_epb)
+            a0 = lane_index(r, blk * epb, a_blk, a_rep, a_epb)
+            b0 = lane_index(r, blk * epb, b_blk, b_rep, b_epb)
             n = min(epb, dst.size - d0, a.size - a0, b.size - b0)
             if on == whole:
                 for e in range(n):
-                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e))
+                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e, blk * epb + e))
             else:
                 for e in range(n):
                     if (on >> e) & 1:
-                        store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e))
+                        store(dst, d0 + e,
+                              apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e, blk * epb + e))
 
 
 @jit(always_inline=True)
@@ -387,6 +384,7 @@ def _trace_vector(ctx, code, count, dst, a, b):
 @jit(always_inline=True)
 def _check_unary_repeat(ctx, prim, dst, src, mask, repeat_times, params, is_set_mask, counter, high, low):
     # UnaryRepeatParams: block strides uint16_t, repeat strides uint8_t.
+    unary_params(params)
     return check_repeat(ctx, prim, repeat_times, counter, high, low, mask_length(mask) if is_set_mask else 0, 0xFFFF,
                         _address(dst), dst.nbytes, dst.itemsize, params[0], params[2], _address(src), src.nbytes,
                         src.itemsize, params[1], params[3], 0, 0, NO_OPERAND, 0, 0, False)
@@ -505,6 +503,7 @@ def _arith(spec: Primitive):
 
         def level_0(*args):
             ctx, dst, a, b, mask, repeat_times, params, is_set_mask = args
+            binary_params(params)
             counter, high, low = call_mask(ctx, mask, is_set_mask)
             if not check_repeat(ctx, prim, repeat_times, counter, high, low, mask_length(mask) if is_set_mask else 0,
                                 0xFF, _address(dst), dst.nbytes, dst.itemsize, params[0], params[3], _address(a),
