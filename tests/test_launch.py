@@ -186,7 +186,7 @@ def test_preload_is_fetched_a_share_per_vector_op_and_changes_no_value(ops):
     assert list(x_region) == [x.ctypes.data + 12 + fetched, 4000 - fetched, 1000]
     assert y_region[1] == (40 if ops == 0 else 0)
     assert state[STATE_PRELOAD_PENDING] == (ops < 4) + (ops == 0)
-    assert not state[STATE_PRELOAD + 6:].any()  # the two hints outside x took no region
+    assert not state[STATE_PRELOAD + 6:STATE_PRELOAD + 3 * PRELOAD_REGIONS].any()  # the hints outside x took none
 
 
 @kernel

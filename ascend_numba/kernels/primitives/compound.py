@@ -32,8 +32,8 @@ from .elements import canonical_nan, relu_element
 from .masks import (REPEAT_BYTES, binary_params, call_mask, check_repeat, count_form_done, mask_length, repeats_of,
                     stride_u8, stride_u16, unary_params)
 from .preload import advance_preload
-from .vector import (_by_form, _trace_repeat, _trace_vector, _vload_operand, _vscalar, _vstore, check_vector, declared,
-                     repeat_loop)
+from .vector import (_trace_repeat, _trace_vector, _vload_operand, _vscalar, _vstore, check_vector, count_of, declared,
+                     repeat_loop, two_forms)
 
 __all__ = [*COMPOUND_OPS]
 
@@ -119,8 +119,7 @@ def _define(name: str):
     types_ok = _one_type_or_wider if name in _MIXED else _one_type
     load = _vload_operand  # arithmetic quiets a NaN anyway
     if spec.scalars:
-        def count_form(*args):
-            ctx, dst, src, scalar, count, _, _, _ = args
+        def count_form(ctx, dst, src, scalar, count):
             types_ok(dst, src)
             # dst is read too: checked as a second source, then src with dst (the garbage of all three).
             if not check_vector(ctx, prim, count, _address(dst), dst.nbytes, dst.itemsize, _address(src), src.nbytes,
@@ -133,8 +132,7 @@ def _define(name: str):
                 _vstore(dst, i, op(dst, load(src, i), value, load(dst, i)))
             count_form_done(ctx)
 
-        def level_0(*args):
-            ctx, dst, src, scalar, mask, repeat_times, params, is_set_mask = args
+        def level_0(ctx, dst, src, scalar, mask, repeat_times, params, is_set_mask):
             types_ok(dst, src)
             unary_params(params)
             counter, high, low = call_mask(ctx, mask, is_set_mask)
@@ -151,13 +149,15 @@ def _define(name: str):
             repeat_loop(dst, src, src, _vscalar(src, scalar), nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep,
                         a_blk, a_rep, _apply_with_scalar, op, load, _vstore)
 
-        forms = _by_form(count_form, level_0, 5)
+        count_form, level_0 = two_forms(name, count_form, level_0)
 
         def primitive(ctx, dst, src, scalar, count, repeat_times=None, params=None, is_set_mask=True):
-            forms(ctx, dst, src, scalar, count, repeat_times, params, is_set_mask)
+            if repeat_times is None:
+                count_form(ctx, dst, src, scalar, count_of(count))
+            else:
+                level_0(ctx, dst, src, scalar, count, repeat_times, params, is_set_mask)
     else:
-        def count_form(*args):
-            ctx, dst, a, b, count, _, _, _ = args
+        def count_form(ctx, dst, a, b, count):
             types_ok(dst, a)
             types_ok(dst, b)
             # Three sources: checked as (dst, b), then (a, dst), so dst carries the garbage of all three.
@@ -172,8 +172,7 @@ def _define(name: str):
                 _vstore(dst, i, op(dst, load(a, i), load(b, i), load(dst, i)))
             count_form_done(ctx)
 
-        def level_0(*args):
-            ctx, dst, a, b, mask, repeat_times, params, is_set_mask = args
+        def level_0(ctx, dst, a, b, mask, repeat_times, params, is_set_mask):
             types_ok(dst, a)
             types_ok(dst, b)
             binary_params(params)
@@ -194,10 +193,13 @@ def _define(name: str):
             repeat_loop(dst, a, b, 0, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep,
                         _apply_with_tile, op, load, _vstore)
 
-        forms = _by_form(count_form, level_0, 5)
+        count_form, level_0 = two_forms(name, count_form, level_0)
 
         def primitive(ctx, dst, a, b, count, repeat_times=None, params=None, is_set_mask=True):
-            forms(ctx, dst, a, b, count, repeat_times, params, is_set_mask)
+            if repeat_times is None:
+                count_form(ctx, dst, a, b, count_of(count))
+            else:
+                level_0(ctx, dst, a, b, count, repeat_times, params, is_set_mask)
     return declared(primitive, spec, __name__)
 
 

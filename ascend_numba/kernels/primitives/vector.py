@@ -27,7 +27,7 @@ from ...checked.rules import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
 from ...checked.ub_shadow import is_local_operand, mark_written, propagate_garbage, ub_aligned, ub_range_ok, ub_read_ok
 from ...host.primitives import VECTOR_OPS, Primitive
 from ...host.trace import DIR_SCALAR, DIR_VECTOR, EVENT, EVENT_SET_VALUE
-from ..._numba_compat.extending import overload
+from ..._numba_compat.extending import overload, python_twin
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from .. import half
 from ..half import f16_to_f32, f16_to_f32_quiet, f32_to_f16
@@ -395,19 +395,37 @@ def _unary_strides(params):
     return stride_u16(params[0]), stride_u16(params[1]), stride_u8(params[2]), stride_u8(params[3])
 
 
-def _by_form(count_form, level_0, at: int):
-    """A stub that runs ``count_form`` or ``level_0`` (both of the primitive's arguments, as a
-    tuple), chosen when the call compiles by whether argument ``at`` (``repeat_times``, the one
-    after the count) was passed: neither body types with the other form's arguments, and Numba
-    prunes an ``is None`` branch only on a literal."""
-    def forms(*args):
-        raise NotImplementedError  # compiled only; interpret mode runs the overload's choice
+def two_forms(name: str, count_form, level_0):
+    """The count form and the level-0 form of primitive ``name``, each compiled apart under a name
+    of its own (Numba's cache files a function by its qualified name).  The primitive calls one in
+    an ``if repeat_times is None`` branch: a count-form call passes no repeat_times (Omitted), so
+    Numba prunes the level-0 branch and the call compiles as a primitive of one form; a level-0
+    call types both (its count branch with :func:`count_of`, never run)."""
+    made = []
+    for form, suffix in ((count_form, "count"), (level_0, "level0")):
+        qualified = f"{name}_{suffix}"
+        form.__name__ = form.__qualname__ = qualified
+        code = form.__code__.replace(co_name=qualified)
+        form.__code__ = code.replace(co_qualname=qualified) if hasattr(code, "co_qualname") else code
+        made.append(jit(always_inline=True)(form))
+    return made
 
-    @overload(forms, jit_options=OVERLOAD_OPTIONS)
-    def _ov_forms(*args):
-        return count_form if isinstance(args[at], (types.NoneType, types.Omitted)) else level_0
 
-    return forms
+def count_of(count):
+    """A count-form call's count; 0 for a level-0 call's mask (that branch never runs)."""
+    raise NotImplementedError  # compiled only
+
+
+@python_twin(count_of)
+def _count_of_py(count):
+    return count if isinstance(count, (int, np.integer)) else 0
+
+
+@overload(count_of, jit_options=OVERLOAD_OPTIONS)
+def _ov_count_of(count):
+    if isinstance(count, types.Integer):
+        return lambda count: count
+    return lambda count: np.int64(0)
 
 
 def _arith(spec: Primitive):
@@ -426,11 +444,9 @@ def _arith(spec: Primitive):
     # The device lets these write over src1 where a repeat stride is 0 (checked mode's overlap rule).
     exempt = spec.device in ("Add", "Sub", "Mul", "Max", "Min", "AddRelu", "SubRelu")
     # Each primitive has two forms, the count form ``(..., count)`` and the level-0 form ``(...,
-    # mask, repeat_times, params, is_set_mask=True)`` (see .masks): ``_by_form`` picks one by
-    # whether the call passes repeat_times, when it compiles.
+    # mask, repeat_times, params, is_set_mask=True)`` (see .masks and two_forms).
     if spec.kind == "fill":
-        def count_form(*args):
-            ctx, dst, value, count, _, _, _, _ = args
+        def count_form(ctx, dst, value, count):
             if not check_vector(ctx, prim, count, _address(dst), dst.nbytes, dst.itemsize, 0, 0, NO_OPERAND, 0, 0,
                                 NO_OPERAND):
                 return
@@ -439,8 +455,7 @@ def _arith(spec: Primitive):
             _fill(dst, _vscalar(dst, op(value)), count)
             count_form_done(ctx)
 
-        def level_0(*args):
-            ctx, dst, value, mask, repeat_times, dst_block_stride, dst_repeat_stride, is_set_mask = args
+        def level_0(ctx, dst, value, mask, repeat_times, dst_block_stride, dst_repeat_stride, is_set_mask):
             counter, high, low = call_mask(ctx, mask, is_set_mask)
             if not check_repeat(ctx, prim, repeat_times, counter, high, low, mask_length(mask) if is_set_mask else 0,
                                 0xFFFF, _address(dst), dst.nbytes, dst.itemsize, dst_block_stride, dst_repeat_stride,
@@ -453,14 +468,16 @@ def _arith(spec: Primitive):
             repeat_loop(dst, dst, dst, _vscalar(dst, op(value)), nrep, counter, high, low, d_blk, d_rep, d_blk, d_rep,
                     d_blk, d_rep, _apply_fill, op, load, store)
 
-        forms = _by_form(count_form, level_0, 4)
+        count_form, level_0 = two_forms(spec.name, count_form, level_0)
 
         def primitive(ctx, dst, value, count, repeat_times=None, dst_block_stride=1, dst_repeat_stride=8,
                       is_set_mask=True):
-            forms(ctx, dst, value, count, repeat_times, dst_block_stride, dst_repeat_stride, is_set_mask)
+            if repeat_times is None:
+                count_form(ctx, dst, value, count_of(count))
+            else:
+                level_0(ctx, dst, value, count, repeat_times, dst_block_stride, dst_repeat_stride, is_set_mask)
     elif (spec.tiles, spec.scalars) == (1, 1):
-        def count_form(*args):
-            ctx, dst, src, scalar, count, _, _, _ = args
+        def count_form(ctx, dst, src, scalar, count):
             if not _check_unary(ctx, prim, dst, src, count):
                 return
             _trace_vector(ctx, code, count, dst, src, src)
@@ -468,8 +485,7 @@ def _arith(spec: Primitive):
             _unary(dst, src, scalar_as(dst, scalar), count, op, load, store)
             count_form_done(ctx)
 
-        def level_0(*args):
-            ctx, dst, src, scalar, mask, repeat_times, params, is_set_mask = args
+        def level_0(ctx, dst, src, scalar, mask, repeat_times, params, is_set_mask):
             counter, high, low = call_mask(ctx, mask, is_set_mask)
             if not _check_unary_repeat(ctx, prim, dst, src, mask, repeat_times, params, is_set_mask, counter, high,
                                        low):
@@ -487,13 +503,15 @@ def _arith(spec: Primitive):
                 repeat_loop(dst, src, src, value, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep,
                         _apply_scalar, op, load, store)
 
-        forms = _by_form(count_form, level_0, 5)
+        count_form, level_0 = two_forms(spec.name, count_form, level_0)
 
         def primitive(ctx, dst, src, scalar, count, repeat_times=None, params=None, is_set_mask=True):
-            forms(ctx, dst, src, scalar, count, repeat_times, params, is_set_mask)
+            if repeat_times is None:
+                count_form(ctx, dst, src, scalar, count_of(count))
+            else:
+                level_0(ctx, dst, src, scalar, count, repeat_times, params, is_set_mask)
     elif (spec.tiles, spec.scalars) == (2, 0):
-        def count_form(*args):
-            ctx, dst, a, b, count, _, _, _ = args
+        def count_form(ctx, dst, a, b, count):
             if not _check_binary(ctx, prim, dst, a, b, count):
                 return
             _trace_vector(ctx, code, count, dst, a, b)
@@ -501,8 +519,7 @@ def _arith(spec: Primitive):
             _binary(dst, a, b, count, op, load, store)
             count_form_done(ctx)
 
-        def level_0(*args):
-            ctx, dst, a, b, mask, repeat_times, params, is_set_mask = args
+        def level_0(ctx, dst, a, b, mask, repeat_times, params, is_set_mask):
             binary_params(params)
             counter, high, low = call_mask(ctx, mask, is_set_mask)
             if not check_repeat(ctx, prim, repeat_times, counter, high, low, mask_length(mask) if is_set_mask else 0,
@@ -523,13 +540,15 @@ def _arith(spec: Primitive):
                 repeat_loop(dst, a, b, 0, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep,
                         _apply_binary, op, load, store)
 
-        forms = _by_form(count_form, level_0, 5)
+        count_form, level_0 = two_forms(spec.name, count_form, level_0)
 
         def primitive(ctx, dst, a, b, count, repeat_times=None, params=None, is_set_mask=True):
-            forms(ctx, dst, a, b, count, repeat_times, params, is_set_mask)
+            if repeat_times is None:
+                count_form(ctx, dst, a, b, count_of(count))
+            else:
+                level_0(ctx, dst, a, b, count, repeat_times, params, is_set_mask)
     elif (spec.tiles, spec.scalars) == (1, 0):
-        def count_form(*args):
-            ctx, dst, src, count, _, _, _ = args
+        def count_form(ctx, dst, src, count):
             if not _check_unary(ctx, prim, dst, src, count):
                 return
             _trace_vector(ctx, code, count, dst, src, src)
@@ -537,8 +556,7 @@ def _arith(spec: Primitive):
             _map(dst, src, count, op, load, store)
             count_form_done(ctx)
 
-        def level_0(*args):
-            ctx, dst, src, mask, repeat_times, params, is_set_mask = args
+        def level_0(ctx, dst, src, mask, repeat_times, params, is_set_mask):
             counter, high, low = call_mask(ctx, mask, is_set_mask)
             if not _check_unary_repeat(ctx, prim, dst, src, mask, repeat_times, params, is_set_mask, counter, high,
                                        low):
@@ -555,10 +573,13 @@ def _arith(spec: Primitive):
                 repeat_loop(dst, src, src, 0, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep,
                         _apply_unary, op, load, store)
 
-        forms = _by_form(count_form, level_0, 4)
+        count_form, level_0 = two_forms(spec.name, count_form, level_0)
 
         def primitive(ctx, dst, src, count, repeat_times=None, params=None, is_set_mask=True):
-            forms(ctx, dst, src, count, repeat_times, params, is_set_mask)
+            if repeat_times is None:
+                count_form(ctx, dst, src, count_of(count))
+            else:
+                level_0(ctx, dst, src, count, repeat_times, params, is_set_mask)
     else:
         raise ValueError(f"vector op {spec.name}: {spec.tiles} tile and {spec.scalars} scalar operands "
                          "have no loop here")
