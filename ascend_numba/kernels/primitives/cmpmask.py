@@ -38,7 +38,7 @@ from .context import address, trace_event, tracing
 from .masks import (BLOCK_BYTES, NO_OPERAND, REPEAT_BYTES, _runs_ok, binary_params, call_mask, check_repeat,
                     lane_index, lane_on, read_cmpmask, repeats_of, stride_u8, word, write_cmpmask)
 from .preload import advance_preload
-from .vector import _span, _trace_repeat, _vload, repeat_loop
+from .vector import _span, _trace_repeat, _vload, binary_strides, repeat_loop
 
 __all__ = ["set_cmp_mask", "get_cmp_mask", "compare_register", "select_register"]
 
@@ -191,8 +191,7 @@ def select_register(ctx, dst, a, b, repeat_times, params):
                         dst.itemsize, params[0], params[3], _address(a), a.nbytes, a.itemsize, params[1], params[4],
                         _address(b), b.nbytes, b.itemsize, params[2], params[5], False):
         return
-    d_blk, a_blk, b_blk = stride_u8(params[0]), stride_u8(params[1]), stride_u8(params[2])
-    d_rep, a_rep, b_rep = stride_u8(params[3]), stride_u8(params[4]), stride_u8(params[5])
+    d_blk, a_blk, b_blk, d_rep, a_rep, b_rep = binary_strides(params)
     nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // dst.itemsize)
     _trace_repeat(ctx, _EV_SELECT, nrep, dst, d_blk, d_rep, a, a_blk, a_rep, b, b_blk, b_rep)
     advance_preload(ctx)

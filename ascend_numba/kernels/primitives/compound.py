@@ -30,10 +30,10 @@ from ..half import f16_to_f32, f32_to_f16
 from ..lane import _address
 from .elements import canonical_nan, relu_element
 from .masks import (REPEAT_BYTES, binary_params, call_mask, check_repeat, count_form_done, mask_length, repeats_of,
-                    stride_u8, stride_u16, unary_params)
+                    unary_params)
 from .preload import advance_preload
-from .vector import (_trace_repeat, _trace_vector, _vload_operand, _vscalar, _vstore, check_vector, count_of, declared,
-                     repeat_loop, two_forms)
+from .vector import (_trace_repeat, _trace_vector, _vload_operand, _vscalar, _vstore, binary_strides, check_vector,
+                     count_of, declared, repeat_loop, two_forms, unary_strides)
 
 __all__ = [*COMPOUND_OPS]
 
@@ -141,8 +141,7 @@ def _define(name: str):
                                 src.nbytes, src.itemsize, params[1], params[3], _address(dst), dst.nbytes,
                                 dst.itemsize, params[0], params[2], False):
                 return
-            d_blk, a_blk, d_rep, a_rep = stride_u16(params[0]), stride_u16(params[1]), stride_u8(params[2]), \
-                stride_u8(params[3])
+            d_blk, a_blk, d_rep, a_rep = unary_strides(params)
             nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // dst.itemsize)
             _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, src, a_blk, a_rep, dst, d_blk, d_rep)
             advance_preload(ctx)
@@ -185,8 +184,7 @@ def _define(name: str):
                                      dst.itemsize, params[0], params[3], _address(a), a.nbytes, a.itemsize, params[1],
                                      params[4], _address(dst), dst.nbytes, dst.itemsize, params[0], params[3], False)):
                 return
-            d_blk, a_blk, b_blk = stride_u8(params[0]), stride_u8(params[1]), stride_u8(params[2])
-            d_rep, a_rep, b_rep = stride_u8(params[3]), stride_u8(params[4]), stride_u8(params[5])
+            d_blk, a_blk, b_blk, d_rep, a_rep, b_rep = binary_strides(params)
             nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // dst.itemsize)
             _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, a, a_blk, a_rep, b, b_blk, b_rep)
             advance_preload(ctx)

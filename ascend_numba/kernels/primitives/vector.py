@@ -391,8 +391,17 @@ def _check_unary_repeat(ctx, prim, dst, src, mask, repeat_times, params, is_set_
 
 
 @jit(always_inline=True)
-def _unary_strides(params):
+def unary_strides(params):
+    """UnaryRepeatParams as the device's fields hold them: (dst_blk, src_blk, dst_rep, src_rep)."""
     return stride_u16(params[0]), stride_u16(params[1]), stride_u8(params[2]), stride_u8(params[3])
+
+
+@jit(always_inline=True)
+def binary_strides(params):
+    """BinaryRepeatParams as the device's uint8_t fields hold them: (dst_blk, src0_blk, src1_blk,
+    dst_rep, src0_rep, src1_rep)."""
+    return (stride_u8(params[0]), stride_u8(params[1]), stride_u8(params[2]), stride_u8(params[3]),
+            stride_u8(params[4]), stride_u8(params[5]))
 
 
 def two_forms(name: str, count_form, level_0):
@@ -466,7 +475,7 @@ def _arith(spec: Primitive):
             _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, dst, d_blk, d_rep, dst, d_blk, d_rep)
             advance_preload(ctx)
             repeat_loop(dst, dst, dst, _vscalar(dst, op(value)), nrep, counter, high, low, d_blk, d_rep, d_blk, d_rep,
-                    d_blk, d_rep, _apply_fill, op, load, store)
+                        d_blk, d_rep, _apply_fill, op, load, store)
 
         count_form, level_0 = two_forms(spec.name, count_form, level_0)
 
@@ -490,7 +499,7 @@ def _arith(spec: Primitive):
             if not _check_unary_repeat(ctx, prim, dst, src, mask, repeat_times, params, is_set_mask, counter, high,
                                        low):
                 return
-            d_blk, a_blk, d_rep, a_rep = _unary_strides(params)
+            d_blk, a_blk, d_rep, a_rep = unary_strides(params)
             nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // dst.itemsize)
             _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, src, a_blk, a_rep, src, a_blk, a_rep)
             advance_preload(ctx)
@@ -501,7 +510,7 @@ def _arith(spec: Primitive):
                 _unary(dst, src, value, n, op, load, store)
             else:
                 repeat_loop(dst, src, src, value, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep,
-                        _apply_scalar, op, load, store)
+                            _apply_scalar, op, load, store)
 
         count_form, level_0 = two_forms(spec.name, count_form, level_0)
 
@@ -527,8 +536,7 @@ def _arith(spec: Primitive):
                                 a.nbytes, a.itemsize, params[1], params[4], _address(b), b.nbytes, b.itemsize,
                                 params[2], params[5], exempt):
                 return
-            d_blk, a_blk, b_blk = stride_u8(params[0]), stride_u8(params[1]), stride_u8(params[2])
-            d_rep, a_rep, b_rep = stride_u8(params[3]), stride_u8(params[4]), stride_u8(params[5])
+            d_blk, a_blk, b_blk, d_rep, a_rep, b_rep = binary_strides(params)
             nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // dst.itemsize)
             _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, a, a_blk, a_rep, b, b_blk, b_rep)
             advance_preload(ctx)
@@ -538,7 +546,7 @@ def _arith(spec: Primitive):
                 _binary(dst, a, b, n, op, load, store)
             else:
                 repeat_loop(dst, a, b, 0, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep,
-                        _apply_binary, op, load, store)
+                            _apply_binary, op, load, store)
 
         count_form, level_0 = two_forms(spec.name, count_form, level_0)
 
@@ -561,7 +569,7 @@ def _arith(spec: Primitive):
             if not _check_unary_repeat(ctx, prim, dst, src, mask, repeat_times, params, is_set_mask, counter, high,
                                        low):
                 return
-            d_blk, a_blk, d_rep, a_rep = _unary_strides(params)
+            d_blk, a_blk, d_rep, a_rep = unary_strides(params)
             nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // dst.itemsize)
             _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, src, a_blk, a_rep, src, a_blk, a_rep)
             advance_preload(ctx)
@@ -571,7 +579,7 @@ def _arith(spec: Primitive):
                 _map(dst, src, n, op, load, store)
             else:
                 repeat_loop(dst, src, src, 0, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep,
-                        _apply_unary, op, load, store)
+                            _apply_unary, op, load, store)
 
         count_form, level_0 = two_forms(spec.name, count_form, level_0)
 
