@@ -73,3 +73,10 @@ def test_warm_first_call_of_every_op(benchmark):
         benchmark.pedantic(lambda: rows.append(_run(EVERY_OP, cache_dir)), rounds=3, iterations=1)
     benchmark.extra_info.update(cpu_s=sum(r["cpu"] for r in rows[-1]), budget_s=1.0,
                                 compiled=sum(r["compiled"] for r in rows[-1]))
+
+
+def test_import(benchmark):
+    """``import ascend_numba`` in a new interpreter (the host package only: 0.3 s is the target)."""
+    benchmark.group = "compile: import"
+    benchmark.pedantic(lambda: subprocess.run([sys.executable, "-c", "import ascend_numba"], check=True), rounds=5,
+                       iterations=1)

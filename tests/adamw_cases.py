@@ -10,7 +10,7 @@ from ascend_numba.ops.adamw import KEYS, SCALARS  # the registry entry's: (amsgr
 from ascend_numba.ops.adamw.plan import VARIANTS
 from ascend_numba.ops.adamw.reference import apply_adamw_reference
 
-__all__ = ["DTYPES", "KEYS", "VARIANTS", "SCALARS", "N", "check_zero_ulp", "orthogonal_half"]
+__all__ = ["DTYPES", "KEYS", "VARIANTS", "SCALARS", "N", "check_zero_ulp", "runs_zero_ulp", "compiled_maximize"]
 
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
 N = (1 << 20) + 37  # >= 1M elements, with a tail that is not a whole block
@@ -55,17 +55,30 @@ def orthogonal_half(amsgrad, maximize, variant) -> bool:
     return (amsgrad == maximize) == (variant == VARIANTS[0])
 
 
+def runs_zero_ulp(dtype, amsgrad, maximize, variant) -> bool:
+    """Whether the 0-ULP test runs this combination of this dtype.  Each dtype x key x variant is a
+    specialization of its own, a cold compile of 6-10 s in CI: float32 and float16 take one
+    orthogonal half of the combinations and bfloat16 the other, so every combination runs and
+    each dtype meets every pair of two flags' values."""
+    return orthogonal_half(amsgrad, maximize, variant) == (dtype is not ml_dtypes.bfloat16)
+
+
+def compiled_maximize(dtype, amsgrad, variant) -> bool:
+    """The maximize flag whose fused kernel the 0-ULP test compiles for these (the other tests of a
+    plan that maximize does not change run on it: nothing more to compile)."""
+    return next(m for m in (False, True) if runs_zero_ulp(dtype, amsgrad, m, variant))
+
+
 def check_zero_ulp(dtype, amsgrad, maximize, variant):
-    """One in-place ApplyAdamW on N special values, fused (and op by op on half the combinations): 0 ULP
-    from the reference, max_grad_norm untouched."""
+    """One in-place ApplyAdamW on N special values, fused (and op by op where amsgrad == maximize):
+    0 ULP from the reference, max_grad_norm untouched."""
     var, m, v, grad, mgn = _state(dtype)
     ref = apply_adamw_reference(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn, amsgrad=amsgrad,
                                 maximize=maximize, variant=variant)
     mgn_before = mgn.copy()
     # The op-by-op Compute (whole tiles) first, on copies; then the fused one (strips), in place.
-    # Each op-by-op kernel is a cold compile of ~6 s in CI: float16 runs them on the orthogonal half
-    # of its combinations, float32 and bfloat16 (which split the combinations) where amsgrad == maximize.
-    if orthogonal_half(amsgrad, maximize, variant) if dtype is np.float16 else amsgrad == maximize:
+    # Each op-by-op kernel is one more cold compile: two per dtype.
+    if amsgrad == maximize:
         unfused = an.apply_adamw(var, m, v, **SCALARS, grad=grad, max_grad_norm=mgn if amsgrad else None,
                                  amsgrad=amsgrad, maximize=maximize, variant=variant, inplace=False, fused=False)
         _assert_0ulp(unfused, ref)

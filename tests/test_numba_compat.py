@@ -146,11 +146,9 @@ def test_a_failing_private_path_falls_back_to_public_numba_with_the_same_bits(tm
 
 # What `import ascend_numba` loads: NumPy and the host package, nothing that launches kernels.
 _IMPORT = """
-import json, resource, sys, time
-t0 = time.perf_counter()
+import json, sys
 import ascend_numba
-wall = time.perf_counter() - t0
-print(json.dumps({"wall": wall, "modules": sorted(m for m in sys.modules if m.split(".")[0] in
+print(json.dumps({"modules": sorted(m for m in sys.modules if m.split(".")[0] in
     ("ascend_numba", "numba", "llvmlite", "ml_dtypes", "dask", "distributed", "torch", "matplotlib", "click",
      "yaml", "tqdm", "pytest"))}))
 """
@@ -162,11 +160,9 @@ IMPORTED = ["ascend_numba", "ascend_numba._numba_compat", "ascend_numba.config",
             "ascend_numba.host.tiling_key", "ascend_numba.lint", "ascend_numba.memory"]
 
 
-def test_import_loads_only_the_host_package_and_is_fast():
-    runs = [json.loads(_run(_IMPORT).stdout) for _ in range(3)]
-    assert runs[0]["modules"] == IMPORTED
-    # The target is 0.3 s on an idle machine; the margin keeps a loaded CI machine from flaking.
-    assert min(r["wall"] for r in runs) < 1.0
+def test_import_loads_only_the_host_package():
+    # How long it takes is bench/test_bench_compile.py's (test_import).
+    assert json.loads(_run(_IMPORT).stdout)["modules"] == IMPORTED
 
 
 def test_names_load_on_first_use():

@@ -94,7 +94,8 @@ class OpEntry:
     groups by name; ``warmup_cases`` are tiny calls (each with its dtype) that between them
     compile every kernel specialization the op can need (``ascend-numba warmup``);
     ``test_inputs(shapes, dtype, rng)`` draws the tests' inputs (default: random bits);
-    ``chunking`` computes golden cases larger than memory in pieces.
+    ``chunking`` computes golden cases larger than memory in pieces; ``moves_bytes``: the kernels
+only move bytes, so dtypes of one width share every kernel.
     """
 
     name: str
@@ -112,6 +113,8 @@ class OpEntry:
     warmup_cases: tuple = ()
     test_inputs: Callable[[dict, np.dtype, np.random.Generator], dict] = random_bits
     golden: bool = True  # offered by the golden CLI
+    # The kernels move bytes on unsigned views: dtypes of one element width run the same code.
+    moves_bytes: bool = False
     chunking: Chunking | None = None  # golden cases larger than memory, in pieces
     # The distribution a golden case's input gets when it names none: per input, else the op's.
     input_defaults: dict = field(default_factory=dict)

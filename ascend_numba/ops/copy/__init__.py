@@ -11,5 +11,6 @@ ENTRIES = (
                         Case("several_buffers", {"x": (70001,)}, dtype="float64"),
                         Case("traced", {"x": (1000, 3)}, dtype="int16", modes=("traced",))),
             bench_cases={"copy 256MB": (Case("256MB", {"x": (256 << 20,)}, dtype="uint8"),)},
-            warmup_cases=(Case("bytes", {"x": (100,)}, dtype="uint8"),), golden=False),
+            warmup_cases=(Case("bytes", {"x": (100,)}, dtype="uint8"),), golden=False,
+            moves_bytes=True),
 )

@@ -41,7 +41,7 @@ def _repeat_shapes(shapes, attrs):
 
 ENTRIES = (
     OpEntry("tile", tile, tile_reference, tuple(DEVICE_DTYPES), _tile_out, attrs={"reps": (int_list, REQUIRED)},
-            chunking=CHUNKING,
+            chunking=CHUNKING, moves_bytes=True,
             test_cases=SEED_CASES + PATH_CASES + (Case("empty", {"x": (0, 3)}, {"reps": (2, 2)}),
                                                   Case("traced", {"x": (64, 8)}, {"reps": (1, 4)}, "float32",
                                                        ("traced",))),
@@ -65,6 +65,7 @@ ENTRIES = (
     OpEntry("repeat", repeat, repeat_reference, tuple(DEVICE_DTYPES),
             lambda shapes, attrs, itemsize: _tile_out(shapes, {"reps": attrs["repeats"]}, itemsize),
             attrs={"repeats": (int_list, REQUIRED)}, check_shapes=_repeat_shapes, chunking=CHUNKING,
+            moves_bytes=True,
             test_cases=(Case("leading_dims", {"x": (3, 5)}, {"repeats": (2, 1, 4)}),
                         Case("1d", {"x": (7,)}, {"repeats": (3,)})),
             # The Tile kernel's: nothing new to compile after tile's.

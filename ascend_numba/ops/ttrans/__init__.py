@@ -62,7 +62,7 @@ def _tiny(case: Case, c0: int) -> tuple:
 ENTRIES = (
     OpEntry("transpose2d", transpose2d, transpose2d_reference, TTRANS_DTYPES,
             lambda shapes, attrs, itemsize: {"y": tuple(reversed(shapes["x"]))}, check_shapes=_ndim_rule(2),
-            chunking=TRANSPOSE_CHUNKING,
+            chunking=TRANSPOSE_CHUNKING, moves_bytes=True,
             test_cases=(Case("one", {"x": (1, 1)}), Case("odd", {"x": (33, 65)}), Case("wide", {"x": (7, 1000)}),
                         Case("tiles", {"x": (257, 300)}), Case("traced", {"x": (33, 65)}, dtype="float32",
                                                                modes=("traced",))),
@@ -77,7 +77,7 @@ ENTRIES = (
                    "dst": (choice(*sorted({d for _, d in CONVERSIONS})), REQUIRED),
                    "c0": (positive_int_or_none, None), "n0": (positive_int_or_none, 16),
                    "c": (positive_int_or_none, None)},
-            check_shapes=_convert_shapes, chunking=CONVERSION_CHUNKING,
+            check_shapes=_convert_shapes, chunking=CONVERSION_CHUNKING, moves_bytes=True,
             test_cases=(_conversion("NCHW", "NC1HWC0", (2, 19, 5, 7)),
                         _conversion("GNCHW", "GNC1HWC0", (2, 1, 5, 3, 3)),
                         _conversion("NCDHW", "FRACTAL_Z_3D", (3, 20, 2, 3, 3)),
