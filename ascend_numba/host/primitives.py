@@ -40,8 +40,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "COMPOUND_OPS", "TENSOR_ROLES", "CMPMODE", "SELMODE",
-           "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams", "MASK_PLACEHOLDER",
+__all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "COMPOUND_OPS", "CAST_COMPOUND_OPS", "TENSOR_ROLES",
+           "CMPMODE", "SELMODE", "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams", "MASK_PLACEHOLDER",
            "element_expression"]
 
 # An operand a primitive writes (dst) or reads (``mask``: Select's selection bits); checked mode's codes.
@@ -400,6 +400,18 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     Primitive("mul_add_relu", "MulAddRelu", "compound", ("dst", "src", "src1", "count"),
               "MulAddRelu (FusedMulAddRelu): ``dst = Relu(a * dst + b)``, as FusedMulAdd.", "check_vector", "vector",
               kind="arith", reads_dst=True),
+    # The compound ops whose result is converted to a narrower type (kernels/primitives/cast_compound.py):
+    # count and level-0 forms; asc-devkit at 0da921b, 复合计算/AddReluCast.md, SubReluCast.md, MulCast.md
+    # and impl/basic_api/dav_c220 (vaddreluconv, vsubreluconv, vmulconv).
+    Primitive("add_relu_cast", "AddReluCast", "cast_compound", ("dst", "src", "src1", "count"),
+              "AddReluCast: ``dst = Cast(Relu(a + b))``, fp16 -> int8, fp32 -> fp16, int16 -> int8: the sum in the "
+              "source type, the cast as CAST_RINT (an integer saturates, a NaN gives 0).", "check_vector", "vector",
+              kind="arith"),
+    Primitive("sub_relu_cast", "SubReluCast", "cast_compound", ("dst", "src", "src1", "count"),
+              "SubReluCast: ``dst = Cast(Relu(a - b))``, as AddReluCast.", "check_vector", "vector", kind="arith"),
+    Primitive("mul_cast", "MulCast", "cast_compound", ("dst", "src", "src1", "count"),
+              "MulCast: ``dst = Cast(a * b)``, fp16 -> int8 or uint8: the product rounded to fp16, the cast as "
+              "CAST_RINT, saturated (a NaN gives 0).", "check_vector", "vector", kind="arith"),
     # CreateVecIndex's count form (kernels/primitives/index.py): the c220 implementation's recurrence
     # (impl/basic_api/dav_c220/kernel_operator_vec_createvecindex_impl.h, asc-devkit at 0da921b).
     Primitive("create_vec_index", "CreateVecIndex", "index", ("dst", "scalar", "count"),
@@ -424,3 +436,4 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}
 COMPARE_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "compare"}
 COMPOUND_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "compound"}
+CAST_COMPOUND_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "cast_compound"}

@@ -1,27 +1,28 @@
 """Compiled kernel primitives, one module per family (SPEC §3).
 
-=============  ====================================================================================
-``context``    the lane: ``in_ub``, lane ranges, ``lane_error``, ``count_event``, ``trace_work``
-``memory``     UB buffers: ``alloc_buffer`` (TPipe::InitBuffer), ``reinterpret`` (TRESHAPE)
-``dma``        ``data_copy``, ``data_copy_pad``, ``gather`` and the byte copies under them
-``preload``    ``preload``: the next tile's CopyIn, fetched over the vector ops (MTE2 ahead)
-``vector``     the vector ops declared in ``host.primitives`` (Add, Muls, the casts...), SetValue
-``elements``   the vector ops' element intrinsics (Max, Relu, the shifts, the NaN policy)
-``cmpsel``     Compare, Compares and Select (bit masks), the ``CMPMODE`` and ``SELMODE`` modes
-``cmpmask``    the compare-mask register: SetCmpMask, GetCmpMask, Compare into it, Select from it
-``compound``   Axpy, MulAddDst, FusedMulAdd, MulAddRelu: the ops that read their destination
-``index``      CreateVecIndex
-``convert``    Cast between tile types under a ``RoundMode``
-``masks``      the mask register (SetMaskNorm, SetMaskCount, SetVectorMask, ResetMask) and the
-               lanes of the vector ops' level-0 form (repeats, strides, ``BinaryRepeatParams``)
-``fusion``     ``vector_program``: tile fusion, a run of vector ops as one pass over the tiles (the
-               pass's source: ``fusion_codegen``; what it calls: ``fusion_runtime``)
-``pinned``     pinned element functions (Exp, Ln): one implementation, compiled and interpreted
-``ttrans``     TTRANS, the tile transpose
-``sync``       ``sync_all`` (SyncAll), the barrier across the lanes of a launch
-``debug``      ``kprint`` (AscendC::printf) and ``dump_tensor`` (DumpTensor), printed after the launch
-``llvm``       the LLVM intrinsics the copies are built from
-=============  ====================================================================================
+=================  ====================================================================================
+``context``        the lane: ``in_ub``, lane ranges, ``lane_error``, ``count_event``, ``trace_work``
+``memory``         UB buffers: ``alloc_buffer`` (TPipe::InitBuffer), ``reinterpret`` (TRESHAPE)
+``dma``            ``data_copy``, ``data_copy_pad``, ``gather`` and the byte copies under them
+``preload``        ``preload``: the next tile's CopyIn, fetched over the vector ops (MTE2 ahead)
+``vector``         the vector ops declared in ``host.primitives`` (Add, Muls, the casts...), SetValue
+``elements``       the vector ops' element intrinsics (Max, Relu, the shifts, the NaN policy)
+``cmpsel``         Compare, Compares and Select (bit masks), the ``CMPMODE`` and ``SELMODE`` modes
+``cmpmask``        the compare-mask register: SetCmpMask, GetCmpMask, Compare into it, Select from it
+``compound``       Axpy, MulAddDst, FusedMulAdd, MulAddRelu: the ops that read their destination
+``cast_compound``  AddReluCast, SubReluCast, MulCast: an op, then a conversion to a narrower type
+``index``          CreateVecIndex
+``convert``        Cast between tile types under a ``RoundMode``
+``masks``          the mask register (SetMaskNorm, SetMaskCount, SetVectorMask, ResetMask) and the
+                   lanes of the vector ops' level-0 form (repeats, strides, ``BinaryRepeatParams``)
+``fusion``         ``vector_program``: tile fusion, a run of vector ops as one pass over the tiles (the
+                   pass's source: ``fusion_codegen``; what it calls: ``fusion_runtime``)
+``pinned``         pinned element functions (Exp, Ln): one implementation, compiled and interpreted
+``ttrans``         TTRANS, the tile transpose
+``sync``           ``sync_all`` (SyncAll), the barrier across the lanes of a launch
+``debug``          ``kprint`` (AscendC::printf) and ``dump_tensor`` (DumpTensor), printed after the launch
+``llvm``           the LLVM intrinsics the copies are built from
+=================  ====================================================================================
 
 Every primitive takes the lane context ``ctx`` first, the way an Ascend C kernel always has its
 core at hand.  Tensors are 1-D NumPy views: a GM tensor is the caller's array (flat); a local
@@ -34,7 +35,8 @@ to nothing with a plain :class:`Lane`.
 
 from ...host.primitives import CMPMODE, SELMODE, RoundMode
 from ..lane import CheckedLane, Lane, TracedLane
-from . import cmpsel, compound, vector
+from . import cast_compound, cmpsel, compound, vector
+from .cast_compound import *  # noqa: F403 - AddReluCast, SubReluCast, MulCast
 from .cmpsel import *  # noqa: F403 - Compare, Compares, Select
 from .cmpmask import compare_register, get_cmp_mask, select_register, set_cmp_mask
 from .compound import *  # noqa: F403 - Axpy, MulAddDst, FusedMulAdd, MulAddRelu
@@ -59,7 +61,8 @@ __all__ = [
     "in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
     "alloc_buffer", "reinterpret",
     "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
-    "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, "create_vec_index",
+    "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,
+    "create_vec_index",
     "cast", "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
     "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",
     "UnaryRepeatParams",

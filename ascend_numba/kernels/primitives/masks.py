@@ -445,7 +445,7 @@ def check_repeat(ctx, prim, repeat_times, counter, high, low, mask_lanes, blk_li
                                           and _param_ok(ctx, prim, _SRC1_REP, b_rep, 0, 255)))
             and (not counter or _param_ok(ctx, prim, _COUNTER, low, 0, MAX_COUNTER))):
         return False
-    lanes = REPEAT_BYTES // dst_size
+    lanes = REPEAT_BYTES // max(dst_size, a_size, b_size)  # a repeat is 256 bytes of the widest operand
     nrep = repeats_of(counter, low, repeat_times, lanes)
     if nrep == 0:
         return True

@@ -281,21 +281,23 @@ def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk
     """A level-0 call's lanes: ``dst[k] = apply(op, load, a, i, b, j, scalar, dst, k, lane)`` with each
     operand's index of the lane (``k``: dst's) and the lane's number in its repeat, in the device's
     order (repeat, block, element).
-    Each operand has its own element size (a narrower source reads fewer blocks, as a mixed Axpy's);
-    the lanes of a repeat are ``256 / dst's element size``."""
+    Each operand has its own element size (a narrower operand spans fewer blocks, as a mixed Axpy's
+    source or a narrowing cast's destination); the lanes of a repeat are ``256 / the widest
+    operand's element size``."""
     # Where each repeat computes its first m lanes (a continuous mask, counter mode) and the blocks
     # of a repeat are back to back, a repeat is one loop over m elements; otherwise block by
     # block, a whole block's lanes in a loop without tests.  An element past an operand's tensor is
     # skipped (checked mode has reported it).
-    lanes, epb = REPEAT_BYTES // dst.itemsize, BLOCK_BYTES // dst.itemsize
-    a_epb, b_epb = BLOCK_BYTES // a.itemsize, BLOCK_BYTES // b.itemsize
+    widest = max(dst.itemsize, a.itemsize, b.itemsize)
+    lanes, epb = REPEAT_BYTES // widest, BLOCK_BYTES // widest
+    d_epb, a_epb, b_epb = BLOCK_BYTES // dst.itemsize, BLOCK_BYTES // a.itemsize, BLOCK_BYTES // b.itemsize
     whole = ~(np.int64(-1) << epb)
     first = run_lanes(counter, high, low, lanes, 0)
     runs = d_blk == 1 and a_blk == 1 and b_blk == 1 and first >= 0
     in_place = _address(dst) == _address(a) and d_rep == a_rep and a.itemsize == dst.itemsize
     for r in range(nrep):
         if runs:
-            d0, a0, b0 = r * d_rep * epb, r * a_rep * a_epb, r * b_rep * b_epb
+            d0, a0, b0 = r * d_rep * d_epb, r * a_rep * a_epb, r * b_rep * b_epb
             m = min(run_lanes(counter, high, low, lanes, r) if counter else first, dst.size - d0, a.size - a0,
                     b.size - b0)
             if in_place:  # one pointer read and written: the loop vectorizes (as _binary's)
@@ -309,7 +311,7 @@ def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk
             on = block_lanes(counter, high, low, lanes, r, blk * epb, epb)
             if on == 0:
                 continue
-            d0 = (r * d_rep + blk * d_blk) * epb
+            d0 = lane_index(r, blk * epb, d_blk, d_rep, d_epb)
             a0 = lane_index(r, blk * epb, a_blk, a_rep, a_epb)
             b0 = lane_index(r, blk * epb, b_blk, b_rep, b_epb)
             n = min(epb, dst.size - d0, a.size - a0, b.size - b0)
@@ -327,15 +329,19 @@ def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk
 def _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, a, a_blk, a_rep, b, b_blk, b_rep):
     """Log a level-0 call: its lanes, and the bytes each operand's repeats span."""
     if tracing(ctx):
-        n = nrep * (REPEAT_BYTES // dst.itemsize)
+        lanes = REPEAT_BYTES // max(dst.itemsize, a.itemsize, b.itemsize)
+        n = nrep * lanes
         d, s, t = address(dst), address(a), address(b)
-        trace_event(ctx, code, DIR_VECTOR, n * a.itemsize, n, d, d + _span(nrep, d_blk, d_rep), s,
-                    s + _span(nrep, a_blk, a_rep), t, t + _span(nrep, b_blk, b_rep))
+        trace_event(ctx, code, DIR_VECTOR, n * a.itemsize, n, d, d + _span(nrep, d_blk, d_rep, lanes * dst.itemsize),
+                    s, s + _span(nrep, a_blk, a_rep, lanes * a.itemsize), t,
+                    t + _span(nrep, b_blk, b_rep, lanes * b.itemsize))
 
 
 @jit(always_inline=True)
-def _span(nrep, blk, rep):
-    return 0 if nrep <= 0 else ((nrep - 1) * rep + (BLOCKS - 1) * blk + 1) * BLOCK_BYTES
+def _span(nrep, blk, rep, repeat_bytes=REPEAT_BYTES):
+    """The bytes ``nrep`` repeats of an operand span, ``repeat_bytes`` of it a repeat."""
+    blocks = max(repeat_bytes // BLOCK_BYTES, 1)
+    return 0 if nrep <= 0 else ((nrep - 1) * rep + (blocks - 1) * blk + 1) * BLOCK_BYTES
 
 
 # ---- the primitives, from their declarations (host.primitives) --------------------------------------
