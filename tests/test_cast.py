@@ -1,8 +1,10 @@
 """Cast (``kernels/primitives/convert.py``): every pair of CAST_MODES under every RoundMode,
 compiled and interpreted, bit for bit against the NumPy reference (``host/references/convert.py``);
-checked mode names a mode the pair does not take; a pair the device lacks does not compile.
+checked mode names a mode the pair does not take; a pair the device lacks does not compile.  The
+level-0 form on a narrowing, a widening and a 2:1 pair, against the lanes of
+``host/references/repeat.py``.
 
-One kernel casts every pair (the mode an argument): it compiles once.
+One kernel casts every pair (the mode an argument), one more takes the level-0 form: each compiles once.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import pytest
 from helpers import import_source
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 import ascend_numba as an
 from ascend_numba.host.primitives import CAST_MODES, RoundMode
 from ascend_numba.host.references.convert import cast as reference
-from ascend_numba.kernels import alloc_buffer, cast, data_copy, reinterpret
+from ascend_numba.host.references.repeat import level0
+from ascend_numba.kernels import UnaryRepeatParams, alloc_buffer, cast, data_copy, reinterpret
 
 TILE = 256
 PAIRS = sorted(CAST_MODES)
@@ -164,3 +168,87 @@ def test_a_pair_the_device_lacks_does_not_compile():
 
     with pytest.raises(Exception, match="not a conversion the device's Cast has"):
         i32_to_i8.launch(np.ones(64, np.int32), np.zeros(64, np.int8), block_dim=1)
+
+
+# ---- the level-0 form: masks, repeats and strides, a repeat 256 bytes of the wider type -----------
+
+BYTES = 4096
+LEVEL0_PAIRS = (("float32", "float16"), ("float16", "float32"), ("float16", "int8"))
+
+
+@njit
+def _cast_level0(ctx, d, a, mode, lo, hi, repeat, params):
+    cast(ctx, d, a, mode, (lo, hi), repeat, params)
+
+
+@an.kernel
+def cast_level0_kernel(ctx, a_gm, d_gm, pair, mode, lo, hi, repeat, d_blk, a_blk, d_rep, a_rep):
+    ta, td = alloc_buffer(ctx, BYTES, np.uint8), alloc_buffer(ctx, BYTES, np.uint8)
+    data_copy(ctx, ta, 0, a_gm, 0, BYTES)
+    data_copy(ctx, td, 0, d_gm, 0, BYTES)
+    params = UnaryRepeatParams(d_blk, a_blk, d_rep, a_rep)
+    if pair == 0:
+        _cast_level0(ctx, reinterpret(td, np.uint16), reinterpret(ta, np.float32), mode, lo, hi, repeat, params)
+    elif pair == 1:
+        _cast_level0(ctx, reinterpret(td, np.float32), reinterpret(ta, np.uint16), mode, lo, hi, repeat, params)
+    else:
+        _cast_level0(ctx, reinterpret(td, np.int8), reinterpret(ta, np.uint16), mode, lo, hi, repeat, params)
+    data_copy(ctx, d_gm, 0, td, 0, BYTES)
+
+
+def _level0_case(pair, seed):
+    source, target = LEVEL0_PAIRS[pair]
+    rng = np.random.default_rng(seed)
+    a = np.concatenate([_source(source, rng) for _ in range(BYTES // (TILE * _tile_type(source).itemsize))])
+    d = rng.integers(0, 256, BYTES).astype(np.uint8)
+    return a, d
+
+
+def _level0_run(pair, mode, lo, hi, repeat, strides, seed, **options):
+    a, d = _level0_case(pair, seed)
+    cast_level0_kernel.launch(a.view(np.uint8), d, pair, int(mode), np.uint64(lo), np.uint64(hi), repeat, *strides,
+                              block_dim=1, **options)
+    return d
+
+
+def _level0_want(pair, mode, lo, hi, repeat, strides, seed):
+    source, target = LEVEL0_PAIRS[pair]
+    a, d = _level0_case(pair, seed)
+    dst = d.view(_tile_type(target))
+    d_blk, a_blk, d_rep, a_rep = strides
+
+    def op(x):
+        return reference(_values(source, x), np.float16 if target == "float16" else target, mode).view(dst.dtype)
+    return level0(op, dst, [a], max(a.itemsize, dst.itemsize), repeat, hi, lo, False,
+                  [(d_blk, d_rep), (a_blk, a_rep)]).view(np.uint8)
+
+
+_LEVEL0_MODES = {0: [RoundMode.CAST_RINT, RoundMode.CAST_FLOOR, RoundMode.CAST_ODD], 1: [RoundMode.CAST_NONE],
+                 2: [RoundMode.CAST_RINT, RoundMode.CAST_TRUNC, RoundMode.CAST_ROUND]}
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=st.sampled_from([(p, m) for p, modes in _LEVEL0_MODES.items() for m in modes]),
+       lo=st.one_of(st.integers(0, 2**64 - 1), st.just(2**64 - 1)), hi=st.integers(0, 2**64 - 1),
+       repeat=st.integers(0, 8), strides=st.tuples(st.integers(1, 3), st.integers(0, 3), st.integers(0, 8),
+                                                   st.integers(0, 12)), seed=st.integers(0, 2**16))
+def test_level0_casts_compute_the_reference_lanes(case, lo, hi, repeat, strides, seed):
+    pair, mode = case
+    got = _level0_run(pair, mode, lo, hi, repeat, strides, seed)
+    want = _level0_want(pair, mode, lo, hi, repeat, strides, seed)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, (LEVEL0_PAIRS[pair], mode.name, bad[:4])
+
+
+@pytest.mark.parametrize("pair", range(len(LEVEL0_PAIRS)), ids=lambda p: "->".join(LEVEL0_PAIRS[p]))
+def test_level0_compiled_interpreted_and_checked_agree(pair):
+    mode = _LEVEL0_MODES[pair][-1]
+    args = (pair, mode, 0xFFFF_0000_0F0F_0001, 2**63 + 5, 3, (1, 2, 4, 12), 5)
+    want = _level0_want(*args)
+    for options in ({}, {"interpret": True}, {"checked": True, "interpret": True}):
+        assert _level0_run(*args, **options).tobytes() == want.tobytes(), options
+
+
+def test_level0_checks_the_mode():
+    with pytest.raises(an.KernelCheckError, match="mode-out-of-range"):
+        _level0_run(1, RoundMode.CAST_FLOOR, 1, 0, 1, (1, 1, 8, 4), 0, checked=True, interpret=True)

@@ -1,6 +1,9 @@
-"""Cast in the count form: every (source, destination) pair of tile types and RoundMode of
+"""Cast: every (source, destination) pair of tile types and RoundMode of
 :data:`~ascend_numba.host.primitives.CAST_MODES` (family ``convert``; references:
-:mod:`ascend_numba.host.references.convert`).
+:mod:`ascend_numba.host.references.convert`), in the count form ``(ctx, dst, src, mode, count)``
+and the level-0 form ``(..., mask, repeat_times, UnaryRepeatParams, is_set_mask=True)``, where a
+repeat is 256 bytes of the wider type (the device's mask counts the wider type's lanes) and each
+operand's strides count its own blocks.
 
 One implementation for every pair, compiled and interpreted alike: the source element as a
 float64 (exact for every source type here), rounded under the mode by exact float64 arithmetic
@@ -43,9 +46,10 @@ from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import f16_to_f32, f32_to_f16
 from ..lane import _address
 from .cmpsel import NO_OPERAND, _trace, check_with_mode
-from .masks import count_form_done
+from .masks import REPEAT_BYTES, call_mask, count_form_done, repeats_of
 from .preload import advance_preload
-from .vector import saturated
+from .vector import (_check_unary_repeat, _trace_repeat, count_of, repeat_loop, saturated, two_forms,
+                     unary_strides)
 
 __all__ = ["cast"]
 
@@ -218,14 +222,12 @@ def _ov_modes_taken(dst, src):
     return lambda dst, src: taken
 
 
-@jit
-def cast(ctx, dst, src, mode, count):
+def _cast_count(ctx, dst, src, mode, count):
     m = np.int64(mode)
-    mode_ok = 0 <= m <= ODD and (_modes_taken(dst, src) >> m) & 1 == 1
     n = max(count, 0)
-    if not check_with_mode(ctx, _CAST, count, src.itemsize, 0, m, _ROUND_MODE, mode_ok, _address(dst), dst.nbytes,
-                           n * dst.itemsize, _address(src), src.nbytes, n * src.itemsize, 0, 0, NO_OPERAND, 0, 0,
-                           NO_OPERAND, dst.itemsize > src.itemsize):
+    if not check_with_mode(ctx, _CAST, count, src.itemsize, 0, m, _ROUND_MODE, _mode_ok(dst, src, m), _address(dst),
+                           dst.nbytes, n * dst.itemsize, _address(src), src.nbytes, n * src.itemsize, 0, 0, NO_OPERAND,
+                           0, 0, NO_OPERAND, dst.itemsize > src.itemsize):
         return
     _trace(ctx, _EV_CAST, n, dst, n * dst.itemsize, src, n * src.itemsize, src, n * src.itemsize)
     advance_preload(ctx)
@@ -236,6 +238,54 @@ def cast(ctx, dst, src, mode, count):
     else:
         for i in range(max(min(count, dst.size, src.size), 0)):
             dst[i] = _convert(dst, src, src[i], m)
+
+
+def _cast_level0(ctx, dst, src, mode, mask, repeat_times, params, is_set_mask):
+    m = np.int64(mode)
+    counter, high, low = call_mask(ctx, mask, is_set_mask)
+    # The mode first (no elements), then the lanes: a repeat is 256 bytes of the wider type.
+    if not (check_with_mode(ctx, _CAST, 0, src.itemsize, 0, m, _ROUND_MODE, _mode_ok(dst, src, m), _address(dst),
+                            dst.nbytes, 0, _address(src), src.nbytes, 0, 0, 0, NO_OPERAND, 0, 0, NO_OPERAND, False)
+            and _check_unary_repeat(ctx, _CAST, dst, src, mask, repeat_times, params, is_set_mask, counter, high, low)):
+        return
+    d_blk, a_blk, d_rep, a_rep = unary_strides(params)
+    nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // max(dst.itemsize, src.itemsize))
+    _trace_repeat(ctx, _EV_CAST, nrep, dst, d_blk, d_rep, src, a_blk, a_rep, src, a_blk, a_rep)
+    advance_preload(ctx)
+    repeat_loop(dst, src, src, m, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep, _apply_cast, 0,
+                _load_stored, _store)
+
+
+@jit(always_inline=True)
+def _mode_ok(dst, src, m):
+    return 0 <= m <= ODD and (_modes_taken(dst, src) >> m) & 1 == 1
+
+
+@jit(inline="always")
+def _load_stored(tensor, i):
+    return tensor[i]
+
+
+@jit(inline="always")
+def _store(tensor, i, value):
+    tensor[i] = value
+
+
+@jit(inline="always")
+def _apply_cast(op, load, a, i, b, j, mode, dst, k, lane):
+    # The scalar slot carries the RoundMode.
+    return _convert_rint(dst, a, a[i]) if mode == RINT or mode == NONE else _convert(dst, a, a[i], mode)
+
+
+_cast_count, _cast_level0 = two_forms("cast", _cast_count, _cast_level0)
+
+
+@jit
+def cast(ctx, dst, src, mode, count, repeat_times=None, params=None, is_set_mask=True):
+    if repeat_times is None:
+        _cast_count(ctx, dst, src, mode, count_of(count))
+    else:
+        _cast_level0(ctx, dst, src, mode, count, repeat_times, params, is_set_mask)
 
 
 cast.py_func.__doc__ = PRIMITIVES["cast"].doc

@@ -295,6 +295,7 @@ def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk
     first = run_lanes(counter, high, low, lanes, 0)
     runs = d_blk == 1 and a_blk == 1 and b_blk == 1 and first >= 0
     in_place = _address(dst) == _address(a) and d_rep == a_rep and a.itemsize == dst.itemsize
+    alias = _alias(dst, a)
     for r in range(nrep):
         if runs:
             d0, a0, b0 = r * d_rep * d_epb, r * a_rep * a_epb, r * b_rep * b_epb
@@ -302,7 +303,7 @@ def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk
                     b.size - b0)
             if in_place:  # one pointer read and written: the loop vectorizes (as _binary's)
                 for e in range(m):
-                    store(dst, d0 + e, apply(op, load, dst, d0 + e, b, b0 + e, scalar, dst, d0 + e, e))
+                    store(dst, d0 + e, apply(op, load, alias, d0 + e, b, b0 + e, scalar, dst, d0 + e, e))
             else:
                 for e in range(m):
                     store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e, e))
@@ -323,6 +324,20 @@ def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk
                     if (on >> e) & 1:
                         store(dst, d0 + e,
                               apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e, blk * epb + e))
+
+
+def _alias(dst, a):
+    """``dst`` where it has ``a``'s type (the in-place loop reads it through the pointer it writes),
+    else ``a`` (a conversion is never in place: the loop that would read ``dst`` as ``a`` must not
+    be typed with it)."""
+    raise NotImplementedError  # compiled only
+
+
+@overload(_alias, jit_options=OVERLOAD_OPTIONS)
+def _ov_alias(dst, a):
+    if dst == a:
+        return lambda dst, a: dst
+    return lambda dst, a: a
 
 
 @jit(always_inline=True)
