@@ -3,7 +3,7 @@ NumPy references (``host/references/compare.py``) agree bit for bit over dtypes,
 scalars and special values; checked mode names a bad mode, a short mask and a count with a tail.
 
 One kernel runs every op on fp32, fp16 and int32 tiles with the modes and the count as
-arguments: it compiles once.  Each output tile is first loaded from its GM array, which the test
+arguments: it compiles once; one more takes Compare's and Compares' level-0 form.  Each output tile is first loaded from its GM array, which the test
 fills with a sentinel, so the bytes an op must not write are checked too.
 """
 
@@ -14,11 +14,15 @@ import pytest
 from helpers import import_source
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 import ascend_numba as an
-from ascend_numba.kernels import alloc_buffer, compare, data_copy, select
+from ascend_numba.kernels import (
+    BinaryRepeatParams, UnaryRepeatParams, alloc_buffer, compare, compare_scalar, data_copy, reinterpret, select,
+)
 from ascend_numba.host.primitives import CMPMODE, COMPARE_OPS, SELMODE
 from ascend_numba.host.references.compare import REFERENCES, reference
+from ascend_numba.host.references.repeat import lanes
 
 TILE = 256  # elements per tile
 MASK_BYTES = TILE // 8
@@ -269,3 +273,88 @@ def test_select_with_an_empty_mask_reads_nothing():
     out = np.full(64, 7.0, np.float32)
     _select_empty_mask.launch(np.ones(64, np.float32), out, block_dim=1)
     assert (out == 7.0).all()
+
+
+# ---- the level-0 form: every lane of each repeat, the bits packed from dst's start ------------------
+
+L0_BYTES = 4096
+L0_OUT = 256  # result bytes: 8 repeats of 128 lanes at most need 128
+
+
+@njit
+def _level0_pair(ctx, d, a, b, which, mode, repeat, params, uparams):
+    if which == 0:
+        compare(ctx, d, a, b, mode, 0, repeat, params)
+    else:
+        compare_scalar(ctx, d, a, 0.5, mode, (1, 2), repeat, uparams)
+
+
+@an.kernel
+def compare_level0_kernel(ctx, a_gm, b_gm, d_gm, wide, which, mode, repeat, d_blk, a_blk, b_blk, d_rep, a_rep, b_rep):
+    ta, tb = alloc_buffer(ctx, L0_BYTES, np.uint8), alloc_buffer(ctx, L0_BYTES, np.uint8)
+    td = alloc_buffer(ctx, L0_OUT, np.uint8)
+    data_copy(ctx, ta, 0, a_gm, 0, L0_BYTES)
+    data_copy(ctx, tb, 0, b_gm, 0, L0_BYTES)
+    data_copy(ctx, td, 0, d_gm, 0, L0_OUT)
+    params = BinaryRepeatParams(d_blk, a_blk, b_blk, d_rep, a_rep, b_rep)
+    uparams = UnaryRepeatParams(d_blk, a_blk, d_rep, a_rep)
+    if wide:
+        _level0_pair(ctx, td, reinterpret(ta, np.float32), reinterpret(tb, np.float32), which, mode, repeat, params,
+                     uparams)
+    else:
+        _level0_pair(ctx, td, reinterpret(ta, np.uint16), reinterpret(tb, np.uint16), which, mode, repeat, params,
+                     uparams)
+    data_copy(ctx, d_gm, 0, td, 0, L0_OUT)
+
+
+def _level0_tiles(wide, seed):
+    rng = np.random.default_rng(seed)
+    dtype = np.float32 if wide else np.float16
+    tiles = []
+    for _ in range(2):
+        t = rng.choice([-1.0, 0.0, 0.5, 1.0, 2.0], L0_BYTES // np.dtype(dtype).itemsize).astype(dtype)
+        t[rng.integers(0, t.size, 64)] = np.nan
+        tiles.append(t)
+    return tiles[0], tiles[1], rng.integers(0, 256, L0_OUT).astype(np.uint8)
+
+
+def _level0_got(wide, which, mode, repeat, strides, seed, **options):
+    a, b, d = _level0_tiles(wide, seed)
+    compare_level0_kernel.launch(a.view(np.uint8), b.view(np.uint8), d, wide, which, int(mode), repeat, *strides,
+                                 block_dim=1, **options)
+    return d
+
+
+def _level0_want(wide, which, mode, repeat, strides, seed):
+    a, b, d = _level0_tiles(wide, seed)
+    _, a_blk, b_blk, _, a_rep, b_rep = strides
+    ia, ib = lanes(a.itemsize, repeat, 2**64 - 1, 2**64 - 1, False, [(a_blk, a_rep), (b_blk, b_rep)])
+    bits = reference("compare", a[ia], b[ib], mode) if which == 0 else reference("compare_scalar", a[ia], 0.5, mode)
+    d[:bits.size] = bits
+    return d
+
+
+@settings(max_examples=30, deadline=None)
+@given(wide=st.booleans(), which=st.sampled_from([0, 1]), mode=st.sampled_from(list(CMPMODE)),
+       repeat=st.integers(0, 8), strides=st.tuples(st.integers(1, 3), st.integers(0, 3), st.integers(0, 3),
+                                                   st.integers(0, 8), st.integers(0, 12), st.integers(0, 12)),
+       seed=st.integers(0, 2**16))
+def test_level0_compare_packs_every_lane_of_each_repeat(wide, which, mode, repeat, strides, seed):
+    got = _level0_got(wide, which, mode, repeat, strides, seed)
+    want = _level0_want(wide, which, mode, repeat, strides, seed)
+    assert got.tobytes() == want.tobytes(), np.flatnonzero(got != want)[:4]
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["compare", "compare_scalar"])
+def test_level0_compare_compiled_interpreted_and_checked_agree(which):
+    args = (False, which, CMPMODE.LE, 3, (1, 2, 1, 4, 12, 8), 9)
+    want = _level0_want(*args)
+    for options in ({}, {"interpret": True}, {"checked": True, "interpret": True}):
+        assert _level0_got(*args, **options).tobytes() == want.tobytes(), options
+
+
+def test_level0_compare_result_past_its_tile_is_reported():
+    # 8 repeats of fp16 need 128 result bytes; the result tile is 256: fine.  A source read past
+    # its tile (repeat stride 255) is ub-outside-buffer.
+    with pytest.raises(an.KernelCheckError, match="ub-outside-buffer"):
+        _level0_got(False, 0, CMPMODE.LT, 2, (1, 1, 1, 8, 255, 8), 0, checked=True, interpret=True)

@@ -16,6 +16,12 @@ mode false, NE included (unlike IEEE's NE), and ``-0.0 == +0.0``.  fp16 (uint16)
 their exact fp32 values.  Select moves the chosen element's bits (an fp16 tile's uint16, a NaN's
 payload with it).
 
+Compare and Compares also take the level-0 form (``mask, repeat_times, params``): every lane of
+each repeat is compared (A2/A3 neither set nor read the mask there) and the repeats' bits are
+packed from ``dst``'s start, whatever its strides (c220's ``vcmpv``: cannmirror/asc-devkit at
+0da921b, ``impl/basic_api/dav_c220/kernel_operator_vec_cmp_impl.h``); checked mode verifies it with
+:func:`~.masks.check_repeat` (a ``dst`` of element size 0: packed bits).
+
 Checked-mode rule beside them: :func:`check_with_mode`.
 """
 
@@ -37,11 +43,12 @@ from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import f32_to_f16
 from ..lane import _address
 from .context import address, trace_event, tracing
-from .masks import count_form_done, write_cmpmask
+from .masks import binary_params, check_repeat, count_form_done, lane_index, repeats_of, unary_params, write_cmpmask
 from .preload import advance_preload
 # An element as a vector op reads it (an fp16 tile's exact fp32 value, a NaN kept a NaN); a scalar as
 # it enters one (the tile's type: fp16, the nearest fp16).
-from .vector import _vload, _vscalar, as_element
+from .vector import NO_OPERAND as VECTOR_NO_OPERAND
+from .vector import _span, _vload, _vscalar, as_element, binary_strides, count_of, two_forms, unary_strides
 
 __all__ = [*COMPARE_OPS]
 
@@ -325,8 +332,7 @@ def _whole_repeats(count, itemsize):
     return max(count, 0) * itemsize // REPEAT_BYTES * REPEAT_BYTES // itemsize
 
 
-@jit
-def compare(ctx, dst, a, b, mode, count):
+def _compare_count(ctx, dst, a, b, mode, count):
     _mask_result(dst)
     m = np.int64(mode)
     n = _whole_repeats(count, a.itemsize)
@@ -339,8 +345,101 @@ def compare(ctx, dst, a, b, mode, count):
     _compare(dst, min(n, a.size, b.size, 8 * dst.size), m, a, b)
 
 
+def _compare_level0(ctx, dst, a, b, mode, mask, repeat_times, params, is_set_mask):
+    # A2/A3 neither set nor read the vector mask here (a reserved parameter): every lane is compared.
+    _mask_result(dst)
+    binary_params(params)
+    m = np.int64(mode)
+    if not (check_with_mode(ctx, _COMPARE, 0, a.itemsize, 0, m, _CMPMODE, _mode_ok_cmp(m), _address(dst), dst.nbytes,
+                            0, _address(a), a.nbytes, 0, _address(b), b.nbytes, 0, 0, 0, NO_OPERAND, False)
+            and check_repeat(ctx, _COMPARE, repeat_times, False, -1, -1, 0, 0xFF, _address(dst), dst.nbytes, 0,
+                             params[0], params[3], _address(a), a.nbytes, a.itemsize, params[1], params[4],
+                             _address(b), b.nbytes, b.itemsize, params[2], params[5], False)):
+        return
+    _, a_blk, b_blk, _, a_rep, b_rep = binary_strides(params)
+    nrep = repeats_of(False, 0, repeat_times, REPEAT_BYTES // a.itemsize)
+    _trace(ctx, _EV_COMPARE, nrep * (REPEAT_BYTES // a.itemsize), dst, nrep * (REPEAT_BYTES // a.itemsize) // 8, a,
+           _span(nrep, a_blk, a_rep), b, _span(nrep, b_blk, b_rep))
+    advance_preload(ctx)
+    _compare_repeats(dst, a, b, m, nrep, a_blk, a_rep, b_blk, b_rep)
+
+
+def _compares_level0(ctx, dst, a, scalar, mode, mask, repeat_times, params, is_set_mask):
+    _mask_result(dst)
+    unary_params(params)
+    m = np.int64(mode)
+    if not (check_with_mode(ctx, _COMPARES, 0, a.itemsize, 0, m, _CMPMODE, _mode_ok_cmp(m), _address(dst),
+                            dst.nbytes, 0, _address(a), a.nbytes, 0, 0, 0, NO_OPERAND, 0, 0, NO_OPERAND, False)
+            and check_repeat(ctx, _COMPARES, repeat_times, False, -1, -1, 0, 0xFFFF, _address(dst), dst.nbytes, 0,
+                             params[0], params[2], _address(a), a.nbytes, a.itemsize, params[1], params[3], 0, 0,
+                             VECTOR_NO_OPERAND, 0, 0, False)):
+        return
+    _, a_blk, _, a_rep = unary_strides(params)
+    nrep = repeats_of(False, 0, repeat_times, REPEAT_BYTES // a.itemsize)
+    _trace(ctx, _EV_COMPARES, nrep * (REPEAT_BYTES // a.itemsize), dst, nrep * (REPEAT_BYTES // a.itemsize) // 8, a,
+           _span(nrep, a_blk, a_rep), a, _span(nrep, a_blk, a_rep))
+    advance_preload(ctx)
+    _compare_repeats(dst, a, _vscalar(a, scalar), m, nrep, a_blk, a_rep, 0, 0)
+
+
+@jit(always_inline=True)
+def _relation(mode, x, y):
+    if mode == LT:
+        return _lt(x, y)
+    if mode == GT:
+        return _gt(x, y)
+    if mode == EQ:
+        return _eq(x, y)
+    if mode == LE:
+        return _le(x, y)
+    if mode == GE:
+        return _ge(x, y)
+    return _ne(x, y)
+
+
 @jit
-def compare_scalar(ctx, dst, a, scalar, mode, count):
+def _compare_repeats(dst, a, b, mode, nrep, a_blk, a_rep, b_blk, b_rep):
+    """The level-0 comparison: repeat ``r``'s lanes (``a``, ``b``: a tile or a value, each at its
+    strides) into bits ``r * lanes ..`` of ``dst``, packed.  A lane past a tile compares as false."""
+    lanes, epb = REPEAT_BYTES // a.itemsize, 32 // a.itemsize
+    for r in range(nrep):
+        for j in range(lanes // 8):
+            d = r * (lanes // 8) + j
+            if d >= dst.size:
+                return
+            byte = np.uint8(0)
+            for e in range(8):
+                k = 8 * j + e
+                i = lane_index(r, k, a_blk, a_rep, epb)
+                i1 = lane_index(r, k, b_blk, b_rep, epb)
+                if i < a.size and _in_tile(b, i1):
+                    byte |= np.uint8(_relation(mode, _vload(a, i), _value_at(b, i1)) << e)
+            dst[d] = byte
+
+
+def _in_tile(b, i):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_in_tile, jit_options=OVERLOAD_OPTIONS)
+def _ov_in_tile(b, i):
+    if isinstance(b, types.Array):
+        return lambda b, i: i < b.size
+    return lambda b, i: True
+
+
+_compare_count, _compare_level0 = two_forms("compare", _compare_count, _compare_level0)
+
+
+@jit
+def compare(ctx, dst, a, b, mode, count, repeat_times=None, params=None, is_set_mask=True):
+    if repeat_times is None:
+        _compare_count(ctx, dst, a, b, mode, count_of(count))
+    else:
+        _compare_level0(ctx, dst, a, b, mode, count, repeat_times, params, is_set_mask)
+
+
+def _compares_count(ctx, dst, a, scalar, mode, count):
     _mask_result(dst)
     m = np.int64(mode)
     n = _whole_repeats(count, a.itemsize)
@@ -351,6 +450,17 @@ def compare_scalar(ctx, dst, a, scalar, mode, count):
     _trace(ctx, _EV_COMPARES, n, dst, n // 8, a, n * a.itemsize, a, n * a.itemsize)
     advance_preload(ctx)
     _compare(dst, min(n, a.size, 8 * dst.size), m, a, _vscalar(a, scalar))
+
+
+_compares_count, _compares_level0 = two_forms("compare_scalar", _compares_count, _compares_level0)
+
+
+@jit
+def compare_scalar(ctx, dst, a, scalar, mode, count, repeat_times=None, params=None, is_set_mask=True):
+    if repeat_times is None:
+        _compares_count(ctx, dst, a, scalar, mode, count_of(count))
+    else:
+        _compares_level0(ctx, dst, a, scalar, mode, count, repeat_times, params, is_set_mask)
 
 
 @jit

@@ -424,6 +424,24 @@ def _mark(ctx, dst_addr, dst_size, dst_blk, dst_rep, a_addr, a_size, a_blk, a_re
             mark_epoch(ctx, d, dst_size)
 
 
+@jit
+def _mark_bits(ctx, d_lo, a_addr, a_size, a_blk, a_rep, b_addr, b_size, b_blk, b_rep, nrep, lanes):
+    """A comparison's packed result bytes written, a repeat's garbage where a source lane of it is."""
+    ub = np.int64(ctx.ub_addr)
+    per_repeat = lanes // 8
+    for r in range(nrep):
+        g = False
+        for k in range(lanes):
+            if a_size != NO_OPERAND and not g:
+                i = lane_index(r, k, a_blk, a_rep, BLOCK_BYTES // a_size)
+                g = first_garbage(ctx, np.int64(a_addr) - ub + i * a_size, a_size) >= 0
+            if b_size != NO_OPERAND and not g:
+                i = lane_index(r, k, b_blk, b_rep, BLOCK_BYTES // b_size)
+                g = first_garbage(ctx, np.int64(b_addr) - ub + i * b_size, b_size) >= 0
+        set_garbage(ctx, d_lo + r * per_repeat, per_repeat, 1 if g else 0)
+        mark_epoch(ctx, d_lo + r * per_repeat, per_repeat)
+
+
 @checked_rule
 @jit
 def check_repeat(ctx, prim, repeat_times, counter, high, low, mask_lanes, blk_limit, dst_addr, dst_nbytes, dst_size,
@@ -433,7 +451,9 @@ def check_repeat(ctx, prim, repeat_times, counter, high, low, mask_lanes, blk_li
     ``mask_lanes``: the continuous mask's lane count when the call set one (else 0); block strides
     up to ``blk_limit`` (a uint8 or uint16 field), repeat strides up to 255; operands as
     (address, bytes, element size, block stride, repeat stride), a source absent with size
-    NO_OPERAND; ``b_exempt``: the device lets ``dst`` overlap ``b`` when a repeat stride is 0."""
+    NO_OPERAND; ``b_exempt``: the device lets ``dst`` overlap ``b`` when a repeat stride is 0.
+    A ``dst`` of element size 0 is a comparison's result: one bit a lane, the repeats' bits packed
+    one after another from its start (its strides do not place them)."""
     enter(ctx, prim)
     if not (_param_ok(ctx, prim, _REPEAT_TIMES, repeat_times, 0, MAX_REPEAT)
             and _param_ok(ctx, prim, _MASK, mask_lanes, 0, 1 << 62)
@@ -469,15 +489,27 @@ def check_repeat(ctx, prim, repeat_times, counter, high, low, mask_lanes, blk_li
                               low, lanes, False)
         if b_lo < 0:
             return False
-    d_lo, d_hi = _runs_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, dst_size, dst_blk, dst_rep, nrep, counter,
-                          high, low, lanes, True)
-    if d_lo < 0:
-        return False
-    if not (_overlap_ok(ctx, prim, OPERAND_SRC, dst_addr, dst_blk, dst_rep, d_lo, d_hi, a_addr, a_blk, a_rep, a_lo,
+    packed = dst_size == 0
+    if packed:
+        d_lo = np.int64(dst_addr) - np.int64(ctx.ub_addr)
+        d_hi = d_lo + nrep * lanes // 8
+        if not _run_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, 1, 0, nrep * lanes // 8, True):
+            return False
+    else:
+        d_lo, d_hi = _runs_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, dst_size, dst_blk, dst_rep, nrep, counter,
+                              high, low, lanes, True)
+        if d_lo < 0:
+            return False
+    # Packed bits share no lane with a source: any overlap is a partial one (block stride -1 never matches).
+    d_blk = np.int64(-1) if packed else np.int64(dst_blk)
+    if not (_overlap_ok(ctx, prim, OPERAND_SRC, dst_addr, d_blk, dst_rep, d_lo, d_hi, a_addr, a_blk, a_rep, a_lo,
                         a_hi, False)
-            and _overlap_ok(ctx, prim, OPERAND_SRC1, dst_addr, dst_blk, dst_rep, d_lo, d_hi, b_addr, b_blk, b_rep,
+            and _overlap_ok(ctx, prim, OPERAND_SRC1, dst_addr, d_blk, dst_rep, d_lo, d_hi, b_addr, b_blk, b_rep,
                             b_lo, b_hi, b_exempt and (b_rep == 0 or dst_rep == 0))):
         return False
-    _mark(ctx, dst_addr, dst_size, dst_blk, dst_rep, a_addr, a_size, a_blk, a_rep, b_addr, b_size, b_blk, b_rep,
-          nrep, counter, high, low, lanes)
+    if packed:
+        _mark_bits(ctx, d_lo, a_addr, a_size, a_blk, a_rep, b_addr, b_size, b_blk, b_rep, nrep, lanes)
+    else:
+        _mark(ctx, dst_addr, dst_size, dst_blk, dst_rep, a_addr, a_size, a_blk, a_rep, b_addr, b_size, b_blk, b_rep,
+              nrep, counter, high, low, lanes)
     return True
