@@ -351,6 +351,20 @@ def lane_index(r, k, blk, rep, per_block):
     return (r * rep + (k // per_block) * blk) * per_block + k % per_block
 
 
+def _alias(dst, a):
+    """``dst`` where it has ``a``'s type (the in-place loop reads it through the pointer it writes),
+    else ``a`` (a conversion is never in place: the loop that would read ``dst`` as ``a`` must not
+    be typed with it)."""
+    raise NotImplementedError  # compiled only
+
+
+@overload(_alias, jit_options=OVERLOAD_OPTIONS)
+def _ov_alias(dst, a):
+    if dst == a:
+        return lambda dst, a: dst
+    return lambda dst, a: a
+
+
 @jit
 def _run_ok(ctx, prim, operand, addr, nbytes, size, start, stop, write):
     """Elements [start, stop) of one operand lie in its tensor; a source's bytes were written."""

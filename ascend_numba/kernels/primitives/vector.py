@@ -36,7 +36,7 @@ from .context import address, trace_event, tracing
 from . import pinned
 from .elements import (add_relu_element, canonical_nan, max_element, min_element, relu_element,
                        shift_left_element, shift_right_element, sqrt_element, sub_relu_element)
-from .masks import (BLOCK_BYTES, BLOCKS, REPEAT_BYTES, binary_params, block_lanes, call_mask, check_repeat,
+from .masks import (BLOCK_BYTES, BLOCKS, REPEAT_BYTES, _alias, binary_params, block_lanes, call_mask, check_repeat,
                     contiguous_count, count_form_done, lane_index, mask_length, repeats_of, run_lanes, stride_u8,
                     stride_u16, unary_params)
 from .preload import advance_preload
@@ -324,20 +324,6 @@ def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk
                     if (on >> e) & 1:
                         store(dst, d0 + e,
                               apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e, blk * epb + e))
-
-
-def _alias(dst, a):
-    """``dst`` where it has ``a``'s type (the in-place loop reads it through the pointer it writes),
-    else ``a`` (a conversion is never in place: the loop that would read ``dst`` as ``a`` must not
-    be typed with it)."""
-    raise NotImplementedError  # compiled only
-
-
-@overload(_alias, jit_options=OVERLOAD_OPTIONS)
-def _ov_alias(dst, a):
-    if dst == a:
-        return lambda dst, a: dst
-    return lambda dst, a: a
 
 
 @jit(always_inline=True)
