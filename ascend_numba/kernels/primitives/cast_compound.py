@@ -29,15 +29,16 @@ from numba import types
 from ...checked.rules import PRIMITIVE
 from ...host.primitives import CAST_COMPOUND_OPS
 from ...host.trace import EVENT
-from ..._numba_compat.extending import TypingError, as_dtype, overload
+from ..._numba_compat.extending import as_dtype, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..half import f16_to_f32, f32_to_f16
+from ..half import f32_to_f16
 from ..lane import _address
+from .compound import round_to, types_check
 from .elements import add_relu_element, canonical_nan, sub_relu_element
 from .masks import REPEAT_BYTES, binary_params, call_mask, check_repeat, count_form_done, mask_length, repeats_of
 from .preload import advance_preload
-from .vector import (_trace_repeat, _trace_vector, _vload_operand, binary_strides, check_vector, count_of, declared,
-                     repeat_loop, saturated, two_forms)
+from .vector import (_bits_store, _trace_repeat, _trace_vector, _vload_operand, binary_strides, check_vector, count_of,
+                     declared, repeat_loop, saturated, two_forms)
 
 __all__ = [*CAST_COMPOUND_OPS]
 
@@ -47,18 +48,6 @@ _PAIRS = {
     "mul_cast": ((types.int8, types.uint16), (types.uint8, types.uint16)),
 }
 _PAIRS["sub_relu_cast"] = _PAIRS["add_relu_cast"]
-
-
-def _in_source_type(src, value):
-    """``value`` as the source tiles' op leaves it: an fp16 tile's result rounded to fp16 (as fp32)."""
-    raise NotImplementedError  # compiled only
-
-
-@overload(_in_source_type, jit_options=OVERLOAD_OPTIONS)
-def _ov_in_source_type(src, value):
-    if src.dtype == types.uint16:
-        return lambda src, value: f16_to_f32(f32_to_f16(value))
-    return lambda src, value: value
 
 
 def _narrowed(dst, value):
@@ -79,43 +68,32 @@ def _ov_narrowed(dst, value):
 
 
 def _pair_check(name):
-    allowed = _PAIRS[name]
-
     def pair_ok(dst, a):
         raise NotImplementedError  # compiled only
 
-    @overload(pair_ok, jit_options=OVERLOAD_OPTIONS)
-    def _ov_pair_ok(dst, a):
-        if (dst.dtype, a.dtype) not in allowed:
-            raise TypingError(f"{CAST_COMPOUND_OPS[name].device} converts (dst, src) tiles of types "
-                              f"{', '.join(map(str, allowed))} (fp16 is uint16); got {(dst.dtype, a.dtype)}")
-        return lambda dst, a: None
+    lead = f"{CAST_COMPOUND_OPS[name].device} converts (dst, src) tiles of types"
+    overload(pair_ok, jit_options=OVERLOAD_OPTIONS)(types_check(_PAIRS[name], lead))
     return pair_ok
 
 
 @jit(inline="always")
 def _add_relu_cast(dst, src, x, y):
-    return _narrowed(dst, _in_source_type(src, add_relu_element(x, y)))
+    return _narrowed(dst, round_to(src, add_relu_element(x, y)))
 
 
 @jit(inline="always")
 def _sub_relu_cast(dst, src, x, y):
-    return _narrowed(dst, _in_source_type(src, sub_relu_element(x, y)))
+    return _narrowed(dst, round_to(src, sub_relu_element(x, y)))
 
 
 @jit(inline="always")
 def _mul_cast(dst, src, x, y):
-    return _narrowed(dst, _in_source_type(src, x * y))
+    return _narrowed(dst, round_to(src, x * y))
 
 
 @jit(inline="always")
 def _apply(op, load, a, i, b, j, scalar, dst, k, lane):
     return op(dst, a, load(a, i), load(b, j))
-
-
-@jit(inline="always")
-def _store(dst, k, value):
-    dst[k] = value
 
 
 _ELEMENTS = {"add_relu_cast": _add_relu_cast, "sub_relu_cast": _sub_relu_cast, "mul_cast": _mul_cast}
@@ -153,7 +131,7 @@ def _define(name: str):
         _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, a, a_blk, a_rep, b, b_blk, b_rep)
         advance_preload(ctx)
         repeat_loop(dst, a, b, 0, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep, _apply, op, load,
-                    _store)
+                    _bits_store)
 
     count_form, level_0 = two_forms(name, count_form, level_0)
 

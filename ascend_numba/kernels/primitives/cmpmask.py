@@ -38,7 +38,7 @@ from .context import address, trace_event, tracing
 from .masks import (BLOCK_BYTES, NO_OPERAND, REPEAT_BYTES, _runs_ok, binary_params, call_mask, check_repeat,
                     lane_index, lane_on, read_cmpmask, repeats_of, stride_u8, word, write_cmpmask)
 from .preload import advance_preload
-from .vector import _span, _trace_repeat, _vload, binary_strides, repeat_loop
+from .vector import _bits_load, _bits_store, _span, _trace_repeat, _vload, binary_strides, repeat_loop
 
 __all__ = ["set_cmp_mask", "get_cmp_mask", "compare_register", "select_register"]
 
@@ -172,16 +172,6 @@ def _apply_register_bit(op, load, a, i, b, j, bits, dst, k, lane):
     return load(a, i) if (word >> (lane % 64)) & 1 else load(b, j)
 
 
-@jit(always_inline=True)
-def _bits_of(tensor, i):
-    return tensor[i]
-
-
-@jit(always_inline=True)
-def _bits_store(tensor, i, value):
-    tensor[i] = value
-
-
 @jit
 def select_register(ctx, dst, a, b, repeat_times, params):
     _one_type(dst, a, b)
@@ -196,7 +186,7 @@ def select_register(ctx, dst, a, b, repeat_times, params):
     _trace_repeat(ctx, _EV_SELECT, nrep, dst, d_blk, d_rep, a, a_blk, a_rep, b, b_blk, b_rep)
     advance_preload(ctx)
     repeat_loop(dst, a, b, read_cmpmask(ctx), nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep,
-                _apply_register_bit, None, _bits_of, _bits_store)
+                _apply_register_bit, None, _bits_load, _bits_store)
 
 
 

@@ -62,18 +62,19 @@ def _one_type_or_wider(dst, a):
     raise NotImplementedError  # compiled only
 
 
-def _types_check(allowed):
+def types_check(allowed, lead="this compound op takes tiles of (dst, src) types"):
+    """The overload of a (dst, src) type check: a compile error, ``lead`` then the ``allowed`` pairs,
+    for any other pair."""
     def generator(dst, a):
         if (dst.dtype, a.dtype) not in allowed:
-            raise TypingError(f"this compound op takes tiles of (dst, src) types {', '.join(map(str, allowed))} "
-                              f"(fp16 is uint16); got {(dst.dtype, a.dtype)}")
+            raise TypingError(f"{lead} {', '.join(map(str, allowed))} (fp16 is uint16); got {(dst.dtype, a.dtype)}")
         return lambda dst, a: None
     return generator
 
 
 _SAME = [(types.float32, types.float32), (types.uint16, types.uint16)]
-overload(_one_type, jit_options=OVERLOAD_OPTIONS)(_types_check(_SAME))
-overload(_one_type_or_wider, jit_options=OVERLOAD_OPTIONS)(_types_check([*_SAME, (types.float32, types.uint16)]))
+overload(_one_type, jit_options=OVERLOAD_OPTIONS)(types_check(_SAME))
+overload(_one_type_or_wider, jit_options=OVERLOAD_OPTIONS)(types_check([*_SAME, (types.float32, types.uint16)]))
 
 
 @jit(inline="always")

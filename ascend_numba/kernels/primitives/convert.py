@@ -48,8 +48,8 @@ from ..lane import _address
 from .cmpsel import NO_OPERAND, _trace, check_with_mode
 from .masks import REPEAT_BYTES, call_mask, count_form_done, repeats_of
 from .preload import advance_preload
-from .vector import (_check_unary_repeat, _trace_repeat, count_of, repeat_loop, saturated, two_forms,
-                     unary_strides)
+from .vector import (_bits_load, _bits_store, _check_unary_repeat, _trace_repeat, count_of, repeat_loop, saturated,
+                     two_forms, unary_strides)
 
 __all__ = ["cast"]
 
@@ -253,22 +253,12 @@ def _cast_level0(ctx, dst, src, mode, mask, repeat_times, params, is_set_mask):
     _trace_repeat(ctx, _EV_CAST, nrep, dst, d_blk, d_rep, src, a_blk, a_rep, src, a_blk, a_rep)
     advance_preload(ctx)
     repeat_loop(dst, src, src, m, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep, _apply_cast, 0,
-                _load_stored, _store)
+                _bits_load, _bits_store)
 
 
 @jit(always_inline=True)
 def _mode_ok(dst, src, m):
     return 0 <= m <= ODD and (_modes_taken(dst, src) >> m) & 1 == 1
-
-
-@jit(inline="always")
-def _load_stored(tensor, i):
-    return tensor[i]
-
-
-@jit(inline="always")
-def _store(tensor, i, value):
-    tensor[i] = value
 
 
 @jit(inline="always")
