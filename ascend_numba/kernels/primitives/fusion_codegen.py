@@ -99,6 +99,13 @@ class _Element:
         # source's view (an update in place).
         self.copies = copies
         self.lines: list = []
+        # The pass's element loop defers the NaN policy of its stores to views (None: applied at
+        # each store): (view, fp16 bits) of each view an arithmetic result went to.
+        self.deferred: list | None = None
+        # Views that also take bits the policy must leave (a copy, a selection): the fix-up would
+        # change them, so their arithmetic results take the policy at the store.
+        self.undeferred: set = set()
+        self.raw_views: set = set()
 
     def value(self, t: str, forms: dict, quieting: bool = False) -> str:
         """Tile ``t``'s value as an operand; ``quieting``: of an op whose result quiets any NaN
@@ -112,13 +119,21 @@ class _Element:
             return f"_r_{t}"
         return f"f16_to_f32_quiet(_r_{t})" if quieting else f"f16_to_f32(_r_{t})"
 
-    def raw(self, t: str, forms: dict) -> str:
+    def raw(self, t: str, forms: dict, view: str | None = None, indent: str = "") -> str:
         """Tile ``t``'s bits, as stored: an arithmetic result ("quiet") with a NaN made the
         default NaN.  The NaN policy is applied here, where a value leaves the registers, not
         after every op: a NaN stays a NaN through arithmetic, and the select per op cost a fused
-        ApplyAdamW 1M fp32 lane 12 -> 18.5 ms."""
+        ApplyAdamW 1M fp32 lane 12 -> 18.5 ms.  Stored to ``view`` by the pass's element loop,
+        the result goes as the CPU made it and joins the element's sum ``_r__sum`` (a NaN if any
+        result is), and the loop's fix-up (:func:`_nan_fixup`) runs where a sum was a NaN."""
+        if view is not None and forms[t] != "quiet":
+            self.raw_views.add(view)
         if forms[t] == "raw":
             return f"_r_{t}"
+        if view is not None and self.deferred is not None and forms[t] == "quiet" and view not in self.undeferred:
+            self.deferred.append((view, t in self.half))
+            self.lines.append(f"{indent}_r__sum = _r__sum + _r_{t}")
+            return f"f32_to_f16_quiet(_r_{t})" if t in self.half else f"_r_{t}"
         if t not in self.half:
             return f"canonical_nan(_r_{t})" if forms[t] == "quiet" else f"_r_{t}"
         return f"f32_to_f16_quiet(canonical_nan(_r_{t}))" if forms[t] == "quiet" else f"f32_to_f16(_r_{t})"
@@ -161,10 +176,14 @@ class _Element:
         """A copy moves an element's bits: from a source's view or a register, into a register
         or a sink's view."""
         kinds = self.copies["kinds"]
-        src = f"_v_{s.tiles[0]}[_i]" if kinds.get(s.tiles[0]) == 1 else self.raw(s.tiles[0], forms)
         if kinds.get(s.dst) == 2:
-            self.lines.append(f"{indent}_v_{self.copies['sink_as'].get(s.dst, s.dst)}[_i] = {src}")
+            view = f"_v_{self.copies['sink_as'].get(s.dst, s.dst)}"
+            if kinds.get(s.tiles[0]) == 1:
+                self.raw_views.add(view)
+            src = f"_v_{s.tiles[0]}[_i]" if kinds.get(s.tiles[0]) == 1 else self.raw(s.tiles[0], forms, view, indent)
+            self.lines.append(f"{indent}{view}[_i] = {src}")
             return
+        src = f"_v_{s.tiles[0]}[_i]" if kinds.get(s.tiles[0]) == 1 else self.raw(s.tiles[0], forms)
         self.lines.append(f"{indent}_r_{s.dst} = {src}")
         forms[s.dst] = "raw"
 
@@ -352,6 +371,19 @@ def _copy_loops(body: list, indent: str, length: int | str) -> list:
     return lines
 
 
+def _nan_fixup(views: list, indent: str, length: int | str) -> list:
+    """After an element loop whose sums ``_nan`` found a NaN: each view an arithmetic result went
+    to with the NaN policy deferred, its NaNs made the default NaN (fp16 views hold bits).  A sum
+    per element and a test per block cost a fused ApplyAdamW a fraction of a select per store."""
+    if not views:
+        return []
+    lines = [f"{indent}if _nan:"]
+    for view, fp16 in views:
+        fixed = f"f32_to_f16_quiet(canonical_nan(f16_to_f32({view}[_i])))" if fp16 else f"canonical_nan({view}[_i])"
+        lines += [f"{indent}    for _i in range({length}):", f"{indent}        {view}[_i] = {fixed}"]
+    return lines
+
+
 def _either(test: str, then: list, orelse: list) -> list:
     """``if test:`` the lines ``then``, ``else:`` the lines ``orelse``, each indented one level
     more than its first line."""
@@ -446,15 +478,24 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
     limits = [f"{t}.size" for t in tiles if kinds[t]] + [_copy_elements(s) for s in pads]
     element = "                "
 
-    # One element: its loads, the copies and ops in registers, its stores (indexed by _i).
-    def one(inline_copy_out: bool, sink_as: dict | None = None, of: list | None = None) -> list:
+    # One element: its loads, the copies and ops in registers, its stores (indexed by _i); and the
+    # views its arithmetic results went to with the CPU's NaNs (see _Element.raw).
+    def one(inline_copy_out: bool, sink_as: dict | None = None, of: list | None = None,
+            undeferred: frozenset = frozenset()) -> tuple[list, list]:
         compute = _Element(scalar_of, set(half), copies={"kinds": kinds, "sink_as": sink_as or {}})
-        of = body if of is None else of
-        forms = compute.emit(of if inline_copy_out else only(of, lambda s: id(s) not in copy_out), element,
-                             {t: "raw" for t in loads})
+        compute.deferred, compute.undeferred = [], undeferred
+        forms = compute.emit((body if of is None else of) if inline_copy_out
+                             else only(body if of is None else of, lambda s: id(s) not in copy_out),
+                             element, {t: "raw" for t in loads})
         kept = stores if inline_copy_out else (*stores, *dict.fromkeys(staged))
-        return [*(f"{element}_r_{t} = _v_{t}[_i]" for t in loads), *compute.lines,
-                *(f"{element}_v_{t}[_i] = {compute.raw(t, forms)}" for t in kept)] or [f"{element}pass"]
+        stored = [f"{element}_v_{t}[_i] = {compute.raw(t, forms, f'_v_{t}', element)}" for t in kept]
+        mixed = {v for v, _ in compute.deferred} & compute.raw_views
+        if mixed:
+            return one(inline_copy_out, sink_as, of, undeferred | mixed)
+        lines = [*(f"{element}_r_{t} = _v_{t}[_i]" for t in loads), *compute.lines, *stored]
+        if compute.deferred:
+            lines = [f"{element}_r__sum = np.float32(0)", *lines, f"{element}_nan = _nan | (_r__sum != _r__sum)"]
+        return lines or [f"{element}pass"], list(dict.fromkeys(compute.deferred))
     block = FUSION_BLOCK
     sources = [t for t in tiles if kinds[t] == 1]
     pairs = [(sink, src) for src, sink in zip(sources, [t for t in tiles if kinds[t] == 2])]
@@ -464,12 +505,15 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
         """A block's loops over ``length`` elements of its views, ``ways`` side by side: read and
         written back in one loop (in place), or its loop, then the CopyOut's."""
         head = f"            for _i in range({length if ways == 1 else length // ways}):"
-        staged = [head, *_interleaved(one(not copy_out), ways),
+
+        def element_loop(lines: list, views: list) -> list:
+            return [*(["            _nan = False"] if views else []), head, *_interleaved(lines, ways),
+                    *_nan_fixup(views, "            ", length)]
+        staged = [*element_loop(*one(not copy_out)),
                   *_copy_loops(_whole_block_copies(only(body, lambda s: id(s) in copy_out)), "            ", length)]
         if not in_place:
             return staged
-        return _either(in_place, [head, *_interleaved(one(True, dict(pairs), _whole_block_copies(body)), ways)],
-                       staged)
+        return _either(in_place, element_loop(*one(True, dict(pairs), _whole_block_copies(body))), staged)
     args = ", ".join(program.params)
     rest = ", ".join(f"{p}[_lim:]" if p in kinds else p for p in program.params)
     return "\n".join([
