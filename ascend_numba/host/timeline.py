@@ -87,15 +87,13 @@ class _DmaPath:
 
     sizes: np.ndarray     # bytes
     rates: np.ndarray     # bytes per ns
+    peak: float           # the highest rate (a field: a replay asks for it once per copy)
 
     @classmethod
     def of(cls, name: str) -> "_DmaPath":
         rows = sorted(DMA_GIB_PER_S[name].items())
-        return cls(np.array([k * 1024.0 for k, _ in rows]), np.array([v * GIB / 1e9 for _, v in rows]))
-
-    @property
-    def peak(self) -> float:
-        return float(self.rates.max())
+        rates = np.array([v * GIB / 1e9 for _, v in rows])
+        return cls(np.array([k * 1024.0 for k, _ in rows]), rates, float(rates.max()))
 
     @functools.lru_cache(maxsize=4096)
     def alone_ns(self, nbytes: float) -> float:
@@ -246,9 +244,30 @@ def _replay(lane, events, ub_base, ub_size, paths, gm_share, clock_ghz) -> np.nd
     # Each distinct UB range calls used (in whole 32-byte blocks), with the latest completion of a
     # call that wrote it and of one that read it, and those calls: a kernel touches a few dozen.
     ranges = {}
+    # Each range a call used: the ranges overlapping it, in the order they first appeared (a call
+    # meets a few of the dozens; scanning them all per call was most of a replay's time).
+    touching: dict = {}
+    order: dict = {}
+
+    def overlapping(r):
+        found = touching.get(r)
+        if found is None:
+            found = touching[r] = [q for q in ranges if q[0] < r[1] and r[0] < q[1]]
+        return found
+
+    def entry_of(r):
+        entry = ranges.get(r)
+        if entry is None:
+            entry = ranges[r] = [0.0, -1, 0.0, -1]
+            order[r] = len(order)
+            for q, found in touching.items():
+                if q[0] < r[1] and r[0] < q[1]:
+                    found.append(r)
+        return entry
     # The core's UB->GM copies so far: their GM ranges, completion and event.
     gw_lo, gw_hi = np.zeros(len(events), np.int64), np.zeros(len(events), np.int64)
     gw_end, gw_by, k = np.zeros(len(events)), np.zeros(len(events), np.int32), 0
+    gw_span = (1 << 64, 0)  # the lowest and highest GM byte the writes cover (none yet: empty)
     ub_end = ub_base + ub_size
 
     def in_ub(lo, hi):
@@ -263,7 +282,11 @@ def _replay(lane, events, ub_base, ub_size, paths, gm_share, clock_ghz) -> np.nd
         ready, waited = pipe_free[pipe], -1
         write = in_ub(d_lo, d_hi)
         reads = [r for r in (in_ub(s_lo, s_hi), in_ub(t_lo, t_hi)) if r is not None]
-        for (lo, hi), (w_end, w_by, r_end, r_by) in ranges.items():
+        met = [q for r in (*reads, *([write] if write is not None else ())) for q in overlapping(r)]
+        if len(reads) + (write is not None) > 1:
+            met = sorted(set(met), key=order.__getitem__)
+        for lo, hi in met:
+            w_end, w_by, r_end, r_by = ranges[(lo, hi)]
             for r_lo, r_hi in reads:                         # read after write
                 if lo < r_hi and r_lo < hi and w_end > ready:
                     ready, waited = w_end, w_by
@@ -272,7 +295,9 @@ def _replay(lane, events, ub_base, ub_size, paths, gm_share, clock_ghz) -> np.nd
                     ready, waited = r_end, r_by
                 if w_end > ready:                            # write after write
                     ready, waited = w_end, w_by
-        if direction == DIR_IN and k:                        # a GM read after this core's GM write over it
+        # A GM read after this core's GM write over it (most reads are of other tensors: the span
+        # of the writes rules them out without a scan).
+        if direction == DIR_IN and k and s_lo < gw_span[1] and gw_span[0] < s_hi:
             over = np.where((gw_lo[:k] < s_hi) & (s_lo < gw_hi[:k]), gw_end[:k], -1.0)
             j = int(np.argmax(over))
             if over[j] > ready:
@@ -288,14 +313,15 @@ def _replay(lane, events, ub_base, ub_size, paths, gm_share, clock_ghz) -> np.nd
         pipe_free[pipe] = ready + busy
         rows.append((lane, i, pipe, kind, direction, nbytes, ready, ready + busy, end, waited))
         for r in reads:
-            entry = ranges.setdefault(r, [0.0, -1, 0.0, -1])
+            entry = entry_of(r)
             if end > entry[2]:
                 entry[2], entry[3] = end, i
         if write is not None:
-            entry = ranges.setdefault(write, [0.0, -1, 0.0, -1])
+            entry = entry_of(write)
             if end > entry[0]:
                 entry[0], entry[1] = end, i
         if direction == DIR_OUT:
             gw_lo[k], gw_hi[k], gw_end[k], gw_by[k] = d_lo, d_hi, end, i
+            gw_span = (min(gw_span[0], d_lo), max(gw_span[1], d_hi))
             k += 1
     return np.array(rows, _SLICE)
