@@ -19,9 +19,11 @@ from numba import njit
 import ascend_numba as an
 from ascend_numba.kernels import (
     BinaryRepeatParams, UnaryRepeatParams, alloc_buffer, compare, compare_scalar, data_copy, reinterpret, select,
+    select_scalar,
 )
 from ascend_numba.host.primitives import CMPMODE, COMPARE_OPS, SELMODE
 from ascend_numba.host.references.compare import REFERENCES, reference
+from ascend_numba.host.references.compare import select_level0 as reference_level0_select
 from ascend_numba.host.references.repeat import lanes
 
 TILE = 256  # elements per tile
@@ -282,29 +284,38 @@ L0_OUT = 256  # result bytes: 8 repeats of 128 lanes at most need 128
 
 
 @njit
-def _level0_pair(ctx, d, a, b, which, mode, repeat, params, uparams):
+def _level0_pair(ctx, d, a, b, k, c, which, mode, repeat, mask, params, uparams):
+    # which: 0 Compare, 1 Compares (into d's bits), 2 Select, 3 Select with a scalar (into c, mask k = d)
     if which == 0:
         compare(ctx, d, a, b, mode, 0, repeat, params)
-    else:
+    elif which == 1:
         compare_scalar(ctx, d, a, 0.5, mode, (1, 2), repeat, uparams)
+    elif which == 2:
+        select(ctx, c, k, a, b, mode, mask, repeat, params)
+    else:
+        select_scalar(ctx, c, k, a, 0.5, mode, mask, repeat, params)
 
 
-@an.kernel
-def compare_level0_kernel(ctx, a_gm, b_gm, d_gm, wide, which, mode, repeat, d_blk, a_blk, b_blk, d_rep, a_rep, b_rep):
+@an.kernel(outputs=("d_gm", "c_gm"))
+def compare_level0_kernel(ctx, a_gm, b_gm, d_gm, c_gm, wide, which, mode, repeat, lo, hi, d_blk, a_blk, b_blk, d_rep,
+                          a_rep, b_rep):
     ta, tb = alloc_buffer(ctx, L0_BYTES, np.uint8), alloc_buffer(ctx, L0_BYTES, np.uint8)
+    tc = alloc_buffer(ctx, L0_BYTES, np.uint8)
     td = alloc_buffer(ctx, L0_OUT, np.uint8)
     data_copy(ctx, ta, 0, a_gm, 0, L0_BYTES)
     data_copy(ctx, tb, 0, b_gm, 0, L0_BYTES)
+    data_copy(ctx, tc, 0, c_gm, 0, L0_BYTES)
     data_copy(ctx, td, 0, d_gm, 0, L0_OUT)
     params = BinaryRepeatParams(d_blk, a_blk, b_blk, d_rep, a_rep, b_rep)
     uparams = UnaryRepeatParams(d_blk, a_blk, d_rep, a_rep)
     if wide:
-        _level0_pair(ctx, td, reinterpret(ta, np.float32), reinterpret(tb, np.float32), which, mode, repeat, params,
-                     uparams)
+        _level0_pair(ctx, td, reinterpret(ta, np.float32), reinterpret(tb, np.float32), td,
+                     reinterpret(tc, np.float32), which, mode, repeat, (lo, hi), params, uparams)
     else:
-        _level0_pair(ctx, td, reinterpret(ta, np.uint16), reinterpret(tb, np.uint16), which, mode, repeat, params,
-                     uparams)
+        _level0_pair(ctx, td, reinterpret(ta, np.uint16), reinterpret(tb, np.uint16), td,
+                     reinterpret(tc, np.uint16), which, mode, repeat, (lo, hi), params, uparams)
     data_copy(ctx, d_gm, 0, td, 0, L0_OUT)
+    data_copy(ctx, c_gm, 0, tc, 0, L0_BYTES)
 
 
 def _level0_tiles(wide, seed):
@@ -318,11 +329,12 @@ def _level0_tiles(wide, seed):
     return tiles[0], tiles[1], rng.integers(0, 256, L0_OUT).astype(np.uint8)
 
 
-def _level0_got(wide, which, mode, repeat, strides, seed, **options):
+def _level0_got(wide, which, mode, repeat, strides, seed, mask=(0, 0), **options):
     a, b, d = _level0_tiles(wide, seed)
-    compare_level0_kernel.launch(a.view(np.uint8), b.view(np.uint8), d, wide, which, int(mode), repeat, *strides,
-                                 block_dim=1, **options)
-    return d
+    c = _level0_tiles(wide, seed + 1)[0].view(np.uint8)
+    compare_level0_kernel.launch(a.view(np.uint8), b.view(np.uint8), d, c, wide, which, int(mode), repeat,
+                                 np.uint64(mask[0]), np.uint64(mask[1]), *strides, block_dim=1, **options)
+    return c.view(a.dtype) if which >= 2 else d
 
 
 def _level0_want(wide, which, mode, repeat, strides, seed):
@@ -351,6 +363,51 @@ def test_level0_compare_compiled_interpreted_and_checked_agree(which):
     want = _level0_want(*args)
     for options in ({}, {"interpret": True}, {"checked": True, "interpret": True}):
         assert _level0_got(*args, **options).tobytes() == want.tobytes(), options
+
+
+def _select_level0_want(wide, which, mode, repeat, strides, seed, mask):
+    a, b, d = _level0_tiles(wide, seed)
+    c = _level0_tiles(wide, seed + 1)[0]
+    lo, hi = mask if not wide else (mask[0], 0)  # fp32: 64 lanes, the low word
+    other = b if which == 2 else np.array(0.5, a.dtype)
+    return reference_level0_select(c, d, a, other, mode, repeat, hi, lo, strides)
+
+
+# Select's level-0 strides: dst's repeats apart (its lanes written once each), the sources' any.
+SELECT_STRIDES = st.tuples(st.integers(1, 2), st.integers(0, 3), st.integers(0, 3), st.integers(0, 4),
+                           st.integers(0, 12), st.integers(0, 12)).map(
+    lambda s: (s[0], s[1], s[2], 8 * s[0] + s[3], s[4], s[5]))
+MASKS = st.sampled_from([(2**64 - 1, 2**64 - 1), (0x0F0F_F0F0_1234_5678, 0), (0b1010, 1 << 63), (2**64 - 1, 0)])
+
+
+@settings(max_examples=30, deadline=None)
+@given(wide=st.booleans(), which=st.sampled_from([2, 3]), repeat=st.integers(0, 5), strides=SELECT_STRIDES,
+       mask=MASKS, seed=st.integers(0, 2**16), spr=st.booleans())
+def test_level0_select_reads_each_repeats_mask_bits(wide, which, repeat, strides, mask, seed, spr):
+    mode = SELMODE.VSEL_TENSOR_SCALAR_MODE if which == 3 else \
+        SELMODE.VSEL_CMPMASK_SPR if spr else SELMODE.VSEL_TENSOR_TENSOR_MODE
+    got = _level0_got(wide, which, mode, repeat, strides, seed, mask)
+    want = _select_level0_want(wide, which, mode, repeat, strides, seed, mask)
+    assert got.view(np.uint8).tobytes() == want.view(np.uint8).tobytes(), np.flatnonzero(got != want)[:4]
+
+
+@pytest.mark.parametrize("which, mode", [(2, SELMODE.VSEL_CMPMASK_SPR), (2, SELMODE.VSEL_TENSOR_TENSOR_MODE),
+                                         (3, SELMODE.VSEL_TENSOR_SCALAR_MODE)], ids=["spr", "tensor", "scalar"])
+def test_level0_select_compiled_interpreted_and_checked_agree(which, mode):
+    args = (False, which, mode, 3, (1, 2, 1, 8, 12, 8), 5, (0xFFFF_0000_FFFF_00FF, 0x0F0F))
+    want = _select_level0_want(*args)
+    for options in ({}, {"interpret": True}, {"checked": True, "interpret": True}):
+        got = _level0_got(*args[:6], mask=args[6], **options)
+        assert got.view(np.uint8).tobytes() == want.view(np.uint8).tobytes(), options
+
+
+def test_level0_select_with_a_short_mask_is_reported():
+    # Tensor-tensor fp16: 16 mask bytes a repeat; 17 repeats (all on the same blocks) need 272 of
+    # the 256 there.
+    with pytest.raises(an.KernelCheckError, match="ub-outside-buffer") as raised:
+        _level0_got(False, 2, SELMODE.VSEL_TENSOR_TENSOR_MODE, 17, (1, 1, 1, 0, 0, 0), 0, (1, 0), checked=True,
+                    interpret=True)
+    assert "mask" in str(raised.value)
 
 
 def test_level0_compare_result_past_its_tile_is_reported():

@@ -365,11 +365,15 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "type; as Compare.", "check_with_mode", "vector", kind="compare"),
     Primitive("select", "Select", "compare", ("dst", "mask", "src", "src1", "mode", "count"),
               "Select: ``dst[i] = a[i]`` where the mask bit is 1, else ``b[i]`` (bits moved, a NaN's kept); "
-              "VSEL_TENSOR_TENSOR_MODE: bit i; VSEL_CMPMASK_SPR: bit i mod (256 / element size).",
+              "VSEL_TENSOR_TENSOR_MODE: bit i; VSEL_CMPMASK_SPR: bit i mod (256 / element size).  Level-0 "
+              "(``count`` a vector mask, then repeat_times, BinaryRepeatParams): lane l of repeat r reads bit "
+              "r * lanes + l (SPR: bit l of the mask's first 256 / element size bits, through CMPMASK); a lane "
+              "the mask leaves out keeps dst.",
               "check_with_mode", "vector", kind="select"),
     Primitive("select_scalar", "Select", "compare", ("dst", "mask", "src", "scalar", "mode", "count"),
               "Select, VSEL_TENSOR_SCALAR_MODE: ``dst[i] = src[i]`` where mask bit i is 1, else the scalar as "
-              "the tile's type.", "check_with_mode", "vector", kind="select"),
+              "the tile's type; level-0 as Select's (src1's strides unused).", "check_with_mode", "vector",
+              kind="select"),
     Primitive("cast", "Cast", "convert", ("dst", "src", "mode", "count"),
               "Cast: ``dst[i] = src[i]`` converted to dst's type under a RoundMode, for the pairs and modes of "
               "CAST_MODES; an integer result saturates (a NaN gives 0), a float one follows IEEE overflow.",

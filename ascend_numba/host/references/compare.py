@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..primitives import CMPMODE, SELMODE
+from .repeat import lanes
 
 __all__ = ["REFERENCES", "reference", "scalar_as", "compare_register", "select_register"]
 
@@ -65,6 +66,25 @@ def select(mask, a, b, mode):
 
 def select_scalar(mask, a, scalar, mode):
     return select(mask, a, np.full(a.shape, scalar_as(a, scalar), a.dtype), SELMODE.VSEL_TENSOR_TENSOR_MODE)
+
+
+def select_level0(dst, mask, a, b, mode, repeat_times, high, low, strides):
+    """``dst`` after a level-0 Select in normal mask mode (``b`` a tile, or the scalar as the tile
+    stores it): each lane the mask words turn on takes ``a`` where its bit is 1, else ``b``; lane
+    ``l`` of repeat ``r`` reads mask bit ``r * lanes + l``, VSEL_CMPMASK_SPR bit ``l``; the other
+    elements of ``dst`` stay.  ``strides``: BinaryRepeatParams' six fields."""
+    d_blk, a_blk, b_blk, d_rep, a_rep, b_rep = strides
+    per_repeat = REPEAT_BYTES // dst.dtype.itemsize
+    # A fourth operand with block stride 1 and repeat stride 8 is the lane's number from the start.
+    i_d, i_a, i_b, lane = lanes(dst.dtype.itemsize, repeat_times, high, low, False,
+                                [(d_blk, d_rep), (a_blk, a_rep), (b_blk, b_rep), (1, 8)])
+    if SELMODE(mode) == SELMODE.VSEL_CMPMASK_SPR:
+        lane = lane % per_repeat
+    bits = np.unpackbits(np.ascontiguousarray(mask).view(np.uint8), bitorder="little").astype(bool)
+    chosen = b if np.ndim(b) == 0 else b[i_b]
+    out = dst.copy()
+    out[i_d] = np.where(bits[lane], a[i_a], chosen)
+    return out
 
 
 def compare_register(register, a, b, mode, lanes_on):

@@ -33,7 +33,7 @@ from ...host.primitives import PRIMITIVES
 from ...host.trace import DIR_SCALAR, DIR_VECTOR, EVENT
 from ..._numba_compat.jit import jit
 from ..lane import _address, _load_word, _store_word
-from .cmpsel import EQ, GE, GT, LE, LT, NE, _mode_ok_cmp, _one_type
+from .cmpsel import EQ, GE, GT, LE, LT, NE, _apply_register_bit, _mode_ok_cmp, _one_type
 from .context import address, trace_event, tracing
 from .masks import (BLOCK_BYTES, NO_OPERAND, REPEAT_BYTES, _runs_ok, binary_params, call_mask, check_repeat,
                     lane_index, lane_on, read_cmpmask, repeats_of, stride_u8, word, write_cmpmask)
@@ -163,13 +163,6 @@ def compare_register(ctx, a, b, mode, mask, params, is_set_mask=True):
         else:
             c_high = (c_high | bit) if on else (c_high & ~bit)
     write_cmpmask(ctx, c_low, c_high)
-
-
-@jit(inline="always")
-def _apply_register_bit(op, load, a, i, b, j, bits, dst, k, lane):
-    # ``bits``: the register's (low, high) words; the bits move, as Select moves them.
-    word = bits[0] if lane < 64 else bits[1]
-    return load(a, i) if (word >> (lane % 64)) & 1 else load(b, j)
 
 
 @jit

@@ -22,6 +22,15 @@ packed from ``dst``'s start, whatever its strides (c220's ``vcmpv``: cannmirror/
 0da921b, ``impl/basic_api/dav_c220/kernel_operator_vec_cmp_impl.h``); checked mode verifies it with
 :func:`~.masks.check_repeat` (a ``dst`` of element size 0: packed bits).
 
+Select's level-0 form (``select(ctx, dst, mask, a, b, mode, vmask, repeat_times, params)``, and
+``select_scalar``'s) runs under the vector mask, which c220 always sets here; a lane left out
+keeps ``dst``.  VSEL_CMPMASK_SPR loads CMPMASK from the mask tensor's first 16 bytes and every
+repeat reads its first 256 / element size bits; the tensor-tensor and tensor-scalar modes read
+each repeat's bits after the last (8 bytes a repeat for fp32, 16 for fp16) whatever the
+strides, and leave in CMPMASK what the device's hand-off puts there (the mask's UB offset, or the
+scalar, repeated).  Semantics: ``impl/basic_api/dav_c220/kernel_operator_vec_cmpsel_impl.h`` and
+the ``Select`` page, cannmirror/asc-devkit at 0da921b.
+
 Checked-mode rule beside them: :func:`check_with_mode`.
 """
 
@@ -40,15 +49,17 @@ from ...host.primitives import COMPARE_OPS, CMPMODE, SELMODE
 from ...host.trace import DIR_VECTOR, EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..half import f32_to_f16
+from ..half import f32_as_u32, f32_to_f16
 from ..lane import _address
 from .context import address, trace_event, tracing
-from .masks import binary_params, check_repeat, count_form_done, lane_index, repeats_of, unary_params, write_cmpmask
+from .masks import (binary_params, call_mask, check_repeat, count_form_done, lane_index, mask_length, read_cmpmask,
+                    repeats_of, unary_params, write_cmpmask)
 from .preload import advance_preload
 # An element as a vector op reads it (an fp16 tile's exact fp32 value, a NaN kept a NaN); a scalar as
 # it enters one (the tile's type: fp16, the nearest fp16).
 from .vector import NO_OPERAND as VECTOR_NO_OPERAND
-from .vector import _span, _vload, _vscalar, as_element, binary_strides, count_of, two_forms, unary_strides
+from .vector import (_bits_load, _bits_store, _span, _trace_repeat, _vload, _vscalar, as_element, binary_strides,
+                     count_of, repeat_loop, two_forms, unary_strides)
 
 __all__ = [*COMPARE_OPS]
 
@@ -152,6 +163,29 @@ def _ov_stored(tensor, value):
     if tensor.dtype == types.uint16:
         return lambda tensor, value: f32_to_f16(np.float32(value))
     return as_element(tensor.dtype, value)
+
+
+def _repeated_bits(value):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_repeated_bits, jit_options=OVERLOAD_OPTIONS)
+def _ov_repeated_bits(value):
+    # A tile element's bits repeated over a 64-bit word (the register loaded from a duplicated scalar).
+    if value == types.float32:
+        def repeated(value):
+            b = np.int64(f32_as_u32(value))
+            return b | (b << 32)
+        return repeated
+    if isinstance(value, types.Integer) and value.bitwidth in (16, 32):
+        width = value.bitwidth
+
+        def repeated(value):
+            b = np.int64(value) & ((np.int64(1) << width) - 1)
+            b |= b << 16 if width == 16 else 0
+            return b | (b << 32)
+        return repeated
+    raise TypingError(f"Select takes fp16 or fp32 tiles, not {value}")
 
 
 def _value_at(b, i):
@@ -463,8 +497,7 @@ def compare_scalar(ctx, dst, a, scalar, mode, count, repeat_times=None, params=N
         _compares_level0(ctx, dst, a, scalar, mode, count, repeat_times, params, is_set_mask)
 
 
-@jit
-def select(ctx, dst, mask, a, b, mode, count):
+def _select_count(ctx, dst, mask, a, b, mode, count):
     _one_type(dst, a, b)
     m = np.int64(mode)
     spr = m == SPR
@@ -491,8 +524,7 @@ def select(ctx, dst, mask, a, b, mode, count):
         _choose(dst, bits, a, b, n, _past(n))
 
 
-@jit
-def select_scalar(ctx, dst, mask, a, scalar, mode, count):
+def _select_scalar_count(ctx, dst, mask, a, scalar, mode, count):
     _one_type(dst, a, a)
     m = np.int64(mode)
     ext = max(count, 0) * dst.itemsize
@@ -506,6 +538,111 @@ def select_scalar(ctx, dst, mask, a, scalar, mode, count):
     bits = mask.view(np.uint8)
     n = max(min(count, dst.size, a.size, 8 * bits.size), 0)
     _choose(dst, bits, a, _stored(dst, scalar), n, _past(n))
+
+
+@jit(inline="always")
+def _apply_register_bit(op, load, a, i, b, j, bits, dst, k, lane):
+    # ``bits``: the register's (low, high) words, every repeat reading the same 64 (fp32) or 128
+    # (fp16) bits; the operands' bits move, as Select moves them.
+    bit = lane % (REPEAT_BYTES // dst.itemsize)
+    word = bits[0] if bit < 64 else bits[1]
+    return load(a, i) if (word >> (bit % 64)) & 1 else load(b, j)
+
+
+@jit(inline="always")
+def _apply_mask_bit(op, load, a, i, b, j, mask_bits, dst, k, lane):
+    # Lane ``lane`` (counted across repeats) reads bit ``lane`` of the mask tensor's bytes.
+    return load(a, i) if (mask_bits[lane >> 3] >> (lane & 7)) & 1 else load(b, j)
+
+
+@jit(inline="always")
+def _apply_mask_bit_scalar(value, load, a, i, b, j, mask_bits, dst, k, lane):
+    # VSEL_TENSOR_SCALAR_MODE: ``value`` is the scalar as the tile stores it.
+    return load(a, i) if (mask_bits[lane >> 3] >> (lane & 7)) & 1 else value
+
+
+@jit(always_inline=True)
+def _select_mask_bytes(spr, nrep, itemsize):
+    # The mask tensor's bytes a level-0 Select reads: VSEL_CMPMASK_SPR one repeat's bits (reused),
+    # the other modes each repeat's bits one after another (8 bytes a repeat for fp32, 16 for fp16).
+    lanes = REPEAT_BYTES // itemsize
+    return lanes // 8 if spr else max(nrep, 0) * lanes // 8
+
+
+def _select_level0(ctx, dst, mask, a, b, mode, vmask, repeat_times, params, is_set_mask):
+    # c220's level-0 Select sets the vector mask whatever is_set_mask says; dst keeps its lanes the
+    # mask leaves out.
+    _one_type(dst, a, b)
+    binary_params(params)
+    m = np.int64(mode)
+    spr = m == SPR
+    counter, high, low = call_mask(ctx, vmask, True)
+    nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // dst.itemsize)
+    # check_with_mode: the mode and the mask tensor's bytes (the lanes' operands: check_repeat).
+    if not (check_with_mode(ctx, _SELECT, nrep, dst.itemsize, 0, m, _SELMODE, spr or m == TENSOR_TENSOR, _address(dst),
+                            dst.nbytes, 0, 0, 0, NO_OPERAND, 0, 0, NO_OPERAND, _address(mask), mask.nbytes,
+                            _select_mask_bytes(spr, nrep, dst.itemsize), False)
+            and check_repeat(ctx, _SELECT, repeat_times, counter, high, low, mask_length(vmask), 0xFF,
+                             _address(dst), dst.nbytes, dst.itemsize, params[0], params[3], _address(a), a.nbytes,
+                             a.itemsize, params[1], params[4], _address(b), b.nbytes, b.itemsize, params[2],
+                             params[5], False)):
+        return
+    d_blk, a_blk, b_blk, d_rep, a_rep, b_rep = binary_strides(params)
+    _trace_repeat(ctx, _EV_SELECT, nrep, dst, d_blk, d_rep, a, a_blk, a_rep, b, b_blk, b_rep)
+    advance_preload(ctx)
+    bits = mask.view(np.uint8)
+    if spr:  # set_cmpmask from the mask tensor, then every repeat reads the register
+        write_cmpmask(ctx, _mask_bytes_word(bits, 0), _mask_bytes_word(bits, 8))
+        repeat_loop(dst, a, b, read_cmpmask(ctx), nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep,
+                    _apply_register_bit, None, _bits_load, _bits_store)
+    else:  # the register holds the mask tensor's UB address (four times over), the device's hand-off
+        where = np.int64(_address(mask) - ctx.ub_addr) & np.int64(0xFFFFFFFF)
+        write_cmpmask(ctx, where | (where << 32), where | (where << 32))
+        repeat_loop(dst, a, b, bits, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep,
+                    _apply_mask_bit, None, _bits_load, _bits_store)
+
+
+def _select_scalar_level0(ctx, dst, mask, a, scalar, mode, vmask, repeat_times, params, is_set_mask):
+    # As the tensor form; BinaryRepeatParams, src1's strides unused (the device reads the mask there).
+    _one_type(dst, a, a)
+    binary_params(params)
+    m = np.int64(mode)
+    counter, high, low = call_mask(ctx, vmask, True)
+    nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // dst.itemsize)
+    if not (check_with_mode(ctx, _SELECT, nrep, dst.itemsize, 0, m, _SELMODE, m == TENSOR_SCALAR, _address(dst),
+                            dst.nbytes, 0, 0, 0, NO_OPERAND, 0, 0, NO_OPERAND, _address(mask), mask.nbytes,
+                            _select_mask_bytes(False, nrep, dst.itemsize), False)
+            and check_repeat(ctx, _SELECT, repeat_times, counter, high, low, mask_length(vmask), 0xFF,
+                             _address(dst), dst.nbytes, dst.itemsize, params[0], params[3], _address(a), a.nbytes,
+                             a.itemsize, params[1], params[4], 0, 0, VECTOR_NO_OPERAND, 0, 0, False)):
+        return
+    d_blk, a_blk, _, d_rep, a_rep, _ = binary_strides(params)
+    _trace_repeat(ctx, _EV_SELECT_SCALAR, nrep, dst, d_blk, d_rep, a, a_blk, a_rep, a, a_blk, a_rep)
+    advance_preload(ctx)
+    value = _stored(dst, scalar)
+    write_cmpmask(ctx, _repeated_bits(value), _repeated_bits(value))  # the scalar, duplicated into CMPMASK
+    repeat_loop(dst, a, a, mask.view(np.uint8), nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep,
+                _apply_mask_bit_scalar, value, _bits_load, _bits_store)
+
+
+_select_count, _select_level0 = two_forms("select", _select_count, _select_level0)
+_select_scalar_count, _select_scalar_level0 = two_forms("select_scalar", _select_scalar_count, _select_scalar_level0)
+
+
+@jit
+def select(ctx, dst, mask, a, b, mode, count, repeat_times=None, params=None, is_set_mask=True):
+    if repeat_times is None:
+        _select_count(ctx, dst, mask, a, b, mode, count_of(count))
+    else:
+        _select_level0(ctx, dst, mask, a, b, mode, count, repeat_times, params, is_set_mask)
+
+
+@jit
+def select_scalar(ctx, dst, mask, a, scalar, mode, count, repeat_times=None, params=None, is_set_mask=True):
+    if repeat_times is None:
+        _select_scalar_count(ctx, dst, mask, a, scalar, mode, count_of(count))
+    else:
+        _select_scalar_level0(ctx, dst, mask, a, scalar, mode, count, repeat_times, params, is_set_mask)
 
 
 for _name, _spec in COMPARE_OPS.items():  # each primitive's doc is its declaration's

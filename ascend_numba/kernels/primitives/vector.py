@@ -279,8 +279,9 @@ def _apply_fill(op, load, a, i, b, j, scalar, dst, k, lane):
 def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, b_blk, b_rep, apply, op, load,
                 store):
     """A level-0 call's lanes: ``dst[k] = apply(op, load, a, i, b, j, scalar, dst, k, lane)`` with each
-    operand's index of the lane (``k``: dst's) and the lane's number in its repeat, in the device's
-    order (repeat, block, element).
+    operand's index of the lane (``k``: dst's) and the lane's number counted from the first
+    repeat's first lane (``repeat * lanes + lane in the repeat``), in the device's order (repeat,
+    block, element).
     Each operand has its own element size (a narrower operand spans fewer blocks, as a mixed Axpy's
     source or a narrowing cast's destination); the lanes of a repeat are ``256 / the widest
     operand's element size``."""
@@ -303,10 +304,10 @@ def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk
                     b.size - b0)
             if in_place:  # one pointer read and written: the loop vectorizes (as _binary's)
                 for e in range(m):
-                    store(dst, d0 + e, apply(op, load, alias, d0 + e, b, b0 + e, scalar, dst, d0 + e, e))
+                    store(dst, d0 + e, apply(op, load, alias, d0 + e, b, b0 + e, scalar, dst, d0 + e, r * lanes + e))
             else:
                 for e in range(m):
-                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e, e))
+                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e, r * lanes + e))
             continue
         for blk in range(BLOCKS):
             on = block_lanes(counter, high, low, lanes, r, blk * epb, epb)
@@ -316,14 +317,14 @@ def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk
             a0 = lane_index(r, blk * epb, a_blk, a_rep, a_epb)
             b0 = lane_index(r, blk * epb, b_blk, b_rep, b_epb)
             n = min(epb, dst.size - d0, a.size - a0, b.size - b0)
+            lane0 = r * lanes + blk * epb
             if on == whole:
                 for e in range(n):
-                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e, blk * epb + e))
+                    store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e, lane0 + e))
             else:
                 for e in range(n):
                     if (on >> e) & 1:
-                        store(dst, d0 + e,
-                              apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e, blk * epb + e))
+                        store(dst, d0 + e, apply(op, load, a, a0 + e, b, b0 + e, scalar, dst, d0 + e, lane0 + e))
 
 
 @jit(always_inline=True)
