@@ -172,7 +172,9 @@ class LinkedLibrary(JITCodeLibrary):
     environment is never set: the code runs only as part of a caller."""
 
     _LINKED = "ascend_numba-linked"  # the serialized kind: the module callers link in, as bitcode
-    always_inline = False  # mark the library's functions for LLVM to inline into every caller
+    # An LLVM attribute for the library's functions: "alwaysinline" (inlined into every caller),
+    # "noinline" (one copy in a caller's module, however many calls: a rare path's code), or None.
+    inline_attribute = None
 
     # Numba's finalize links the callees in, then calls these two: the module optimization, and
     # the engine's machine code, left to the callers.
@@ -184,12 +186,12 @@ class LinkedLibrary(JITCodeLibrary):
         self._finalized = True
 
     def add_ir_module(self, ir_module):
-        if self.always_inline:
+        if self.inline_attribute:
             # On the IR, before Numba parses it: llvmlite's binding-level
             # ``add_function_attribute`` puts the attribute on the return value before 0.48.
             for fn in ir_module.functions:
                 if not fn.is_declaration:
-                    fn.attributes.add("alwaysinline")
+                    fn.attributes.add(self.inline_attribute)
         super().add_ir_module(ir_module)
 
     def get_pointer_to_function(self, name):
@@ -232,19 +234,25 @@ class _CodegenWithoutEnv:
 class _LinkedCompiler(compiler.Compiler):
     """Numba's pipeline, compiling into a :class:`LinkedLibrary`."""
 
-    always_inline = False
+    inline_attribute = None
 
     def compile_extra(self, func):
         if self.state.library is None:
             self.state.library = LinkedLibrary(self.state.targetctx.codegen(), func.__qualname__)
-            self.state.library.always_inline = self.always_inline
+            self.state.library.inline_attribute = self.inline_attribute
         return super().compile_extra(func)
 
 
 class _InlinedCompiler(_LinkedCompiler):
     """Numba's pipeline, compiling into a :class:`LinkedLibrary` whose functions LLVM inlines."""
 
-    always_inline = True
+    inline_attribute = "alwaysinline"
+
+
+class _NotInlinedCompiler(_LinkedCompiler):
+    """Numba's pipeline, compiling into a :class:`LinkedLibrary` whose functions LLVM keeps apart."""
+
+    inline_attribute = "noinline"
 
 
 def function_address(cres) -> int:
@@ -391,7 +399,7 @@ def make_addressable(disp) -> None:
 
 
 def dispatcher(func, tag: str | None = None, *, python: bool = False, addressable: bool = False,
-               always_inline: bool = False, on_miss=None, **options):
+               always_inline: bool = False, never_inline: bool = False, on_miss=None, **options):
     """A :class:`KernelDispatcher` for ``func`` with the house options, cached under ``tag``
     (default: the code digest).  Its code is a :class:`LinkedLibrary`, run only inside its
     callers, unless Python calls it (``python``) or compiled code calls it by address
@@ -400,12 +408,12 @@ def dispatcher(func, tag: str | None = None, *, python: bool = False, addressabl
     if uses_public_jit():
         return numba.njit(**{k: v for k, v in {**JIT_OPTIONS, **options}.items() if k not in ("cache", "widen")})(func)
     return private_dispatcher(func, tag, python=python, addressable=addressable, always_inline=always_inline,
-                              on_miss=on_miss, **options)
+                              never_inline=never_inline, on_miss=on_miss, **options)
 
 
 def private_dispatcher(func, tag: str | None = None, *, python: bool = False, addressable: bool = False,
-                       always_inline: bool = False, on_miss=None, cache: bool = True, widen: bool = True,
-                       **options):
+                       always_inline: bool = False, never_inline: bool = False, on_miss=None, cache: bool = True,
+                       widen: bool = True, **options):
     """:func:`dispatcher`'s private path, whatever :func:`uses_public_jit` says; ``widen=False``:
     calls keep their integer types (a function whose result depends on its operands' width)."""
     targetoptions = {k: v for k, v in {**JIT_OPTIONS, **options}.items() if k != "cache"}
@@ -414,7 +422,7 @@ def private_dispatcher(func, tag: str | None = None, *, python: bool = False, ad
     if not python:
         targetoptions.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
     pipeline = (compiler.Compiler if python or addressable else _InlinedCompiler if always_inline
-                else _LinkedCompiler)
+                else _NotInlinedCompiler if never_inline else _LinkedCompiler)
     disp = KernelDispatcher(py_func=func, locals={}, targetoptions=targetoptions, pipeline_class=pipeline)
     disp.widen = widen
     if cache:
@@ -443,11 +451,13 @@ class _LazyCache:
         return getattr(self._cache, name)
 
 
-def jit(func=None, *, python: bool = False, always_inline: bool = False, **options):
+def jit(func=None, *, python: bool = False, always_inline: bool = False, never_inline: bool = False, **options):
     """Compile with the house options: ``@jit``; ``@jit(python=True)`` for functions called
     from Python; ``@jit(always_inline=True)`` for small hot helpers LLVM must inline into their
-    callers' loops; ``@jit(inline="always")`` (Numba's IR inlining) only where a call needs its
-    arguments to stay compile-time values."""
+    callers' loops; ``@jit(never_inline=True)`` for a rare path called from many places (one copy
+    of its code in a caller's module); ``@jit(inline="always")`` (Numba's IR inlining) only where
+    a call needs its arguments to stay compile-time values."""
     if func is None:
-        return lambda f: dispatcher(f, python=python, always_inline=always_inline, **options)
-    return dispatcher(func, python=python, always_inline=always_inline, **options)
+        return lambda f: dispatcher(f, python=python, always_inline=always_inline, never_inline=never_inline,
+                                    **options)
+    return dispatcher(func, python=python, always_inline=always_inline, never_inline=never_inline, **options)

@@ -377,11 +377,8 @@ def _nan_fixup(views: list, indent: str, length: int | str) -> list:
     per element and a test per block cost a fused ApplyAdamW a fraction of a select per store."""
     if not views:
         return []
-    lines = [f"{indent}if _nan:"]
-    for view, fp16 in views:
-        fixed = f"f32_to_f16_quiet(canonical_nan(f16_to_f32({view}[_i])))" if fp16 else f"canonical_nan({view}[_i])"
-        lines += [f"{indent}    for _i in range({length}):", f"{indent}        {view}[_i] = {fixed}"]
-    return lines
+    return [f"{indent}if _nan:",
+            *(f"{indent}    {'_default_nans_f16' if fp16 else '_default_nans'}({view}, {length})" for view, fp16 in views)]
 
 
 def _either(test: str, then: list, orelse: list) -> list:

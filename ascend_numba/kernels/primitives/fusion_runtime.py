@@ -1,6 +1,7 @@
 """What a vector program's generated code (:mod:`.fusion_codegen`) calls at run time: its names
-(:func:`_scope`: the primitives, the element conversions, each tile's element type) and the pass's
-test that its tiles do not overlap (:func:`_apart`, compiled and cached in this module).
+(:func:`_scope`: the primitives, the element conversions, each tile's element type), the pass's
+test that its tiles do not overlap (:func:`_apart`) and its NaN fix-up (:func:`_default_nans`,
+:func:`_default_nans_f16`), compiled and cached in this module.
 """
 
 from __future__ import annotations
@@ -32,11 +33,26 @@ def _apart(starts, ends, kinds):
     return True
 
 
+@jit(never_inline=True)
+def _default_nans(view, n):
+    """The first ``n`` elements of ``view`` with each NaN made the default NaN (the fused pass's
+    fix-up: one function compiled per element type, not loops in every pass)."""
+    for i in range(n):
+        view[i] = vector.canonical_nan(view[i])
+
+
+@jit(never_inline=True)
+def _default_nans_f16(view, n):
+    """:func:`_default_nans` of fp16 bits (a uint16 view)."""
+    for i in range(n):
+        view[i] = f32_to_f16_quiet(vector.canonical_nan(f16_to_f32(view[i])))
+
+
 def _scope(dtypes: dict) -> dict:
     """The generated code's names: the primitives (``_p``), the conversions, and each tile's NumPy
     element type as ``_dt_<tile>`` (the primitives' stores cast to it)."""
     return {"_p": vector, "_dma": dma, "np": np, "_address": _address, "_apart": _apart,
-            "advance_preload": advance_preload,
+            "advance_preload": advance_preload, "_default_nans": _default_nans, "_default_nans_f16": _default_nans_f16,
             "scalar_loop": scalar_loop,
             **vector.ELEMENT_INTRINSICS,
             "f16_to_f32": f16_to_f32, "f32_to_f16": f32_to_f16, "bf16_to_f32": bf16_to_f32, "f32_to_bf16": f32_to_bf16,
