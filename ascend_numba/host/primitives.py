@@ -416,12 +416,15 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     Primitive("mul_cast", "MulCast", "cast_compound", ("dst", "src", "src1", "count"),
               "MulCast: ``dst = Cast(a * b)``, fp16 -> int8 or uint8: the product rounded to fp16, the cast as "
               "CAST_RINT, saturated (a NaN gives 0).", "check_vector", "vector", kind="arith"),
-    # CreateVecIndex's count form (kernels/primitives/index.py): the c220 implementation's recurrence
+    # CreateVecIndex (kernels/primitives/index.py): the c220 implementation's recurrence
     # (impl/basic_api/dav_c220/kernel_operator_vec_createvecindex_impl.h, asc-devkit at 0da921b).
     Primitive("create_vec_index", "CreateVecIndex", "index", ("dst", "scalar", "count"),
               "CreateVecIndex: ``dst[i] = first + i`` as the device computes it: the first block from the scalar "
               "unit, each later block the one before plus its length in the tile's type (fp16 from 16384 on: the "
-              "chain's roundings, not ``first + i`` rounded once).", "check_vector", "vector", kind="fill"),
+              "chain's roundings, not ``first + i`` rounded once).  Level-0 (``count`` a mask, then repeat_times, "
+              "dst_block_stride, dst_repeat_stride): the first repeat as the count form over a continuous mask's "
+              "lanes, or ``first + lane`` at each lane of mask words; each later repeat the one before plus a "
+              "repeat's length under the mask.", "check_vector", "vector", kind="fill"),
     # The compare-mask register (kernels/primitives/cmpmask.py): asc-devkit at 0da921b, 比较与选择/.
     Primitive("set_cmp_mask", "SetCmpMask", "cmpmask", ("src",),
               "SetCmpMask: the 128-bit compare-mask register from the first 16 bytes of ``src``, low word first.",
