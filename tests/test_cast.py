@@ -1,14 +1,15 @@
 """Cast (``kernels/primitives/convert.py``): every pair of CAST_MODES under every RoundMode,
 compiled and interpreted, bit for bit against the NumPy reference (``host/references/convert.py``);
 checked mode names a mode the pair does not take; a pair the device lacks does not compile.  The
-level-0 form on a narrowing, a widening and a 2:1 pair, against the lanes of
-``host/references/repeat.py``.
+level-0 form on a narrowing, a widening, a 2:1 and a bf16 pair, against the lanes of
+``host/references/repeat.py``.  bf16 pairs go through ``cast_bf16`` (a uint16 tile is bf16 to it).
 
 One kernel casts every pair (the mode an argument), one more takes the level-0 form: each compiles once.
 """
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 from helpers import import_source
@@ -20,11 +21,12 @@ import ascend_numba as an
 from ascend_numba.host.primitives import CAST_MODES, RoundMode
 from ascend_numba.host.references.convert import cast as reference
 from ascend_numba.host.references.repeat import level0
-from ascend_numba.kernels import UnaryRepeatParams, alloc_buffer, cast, data_copy, reinterpret
+from ascend_numba.kernels import UnaryRepeatParams, alloc_buffer, cast, cast_bf16, data_copy, reinterpret
 
 TILE = 256
 PAIRS = sorted(CAST_MODES)
-TILE_TYPE = {"float16": np.uint16}  # fp16 tiles hold uint16 bits
+TILE_TYPE = {"float16": np.uint16, "bfloat16": np.uint16}  # 16-bit float tiles hold uint16 bits
+VALUE_TYPE = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
 
 
 def _tile_type(name):
@@ -34,12 +36,13 @@ def _tile_type(name):
 def _kernel_source() -> str:
     params = [f"{p}{k}" for k in range(len(PAIRS)) for p in ("x", "y")]
     lines = ["import numpy as np", "import ascend_numba as an", "from ascend_numba.kernels import alloc_buffer, cast, "
-             "data_copy", "", f"@an.kernel(outputs={tuple(p for p in params if p.startswith('y'))!r})",
+             "data_copy, cast_bf16", "", f"@an.kernel(outputs={tuple(p for p in params if p.startswith('y'))!r})",
              f"def every_cast(ctx, {', '.join(params)}, mode):"]
     for k, (source, target) in enumerate(PAIRS):
         lines += [f"    a{k} = alloc_buffer(ctx, {TILE}, np.{_tile_type(source).name})",
                   f"    b{k} = alloc_buffer(ctx, {TILE}, np.{_tile_type(target).name})",
-                  f"    data_copy(ctx, a{k}, 0, x{k}, 0, {TILE})", f"    cast(ctx, b{k}, a{k}, mode, {TILE})",
+                  f"    data_copy(ctx, a{k}, 0, x{k}, 0, {TILE})",
+                  f"    {'cast_bf16' if 'bfloat16' in (source, target) else 'cast'}(ctx, b{k}, a{k}, mode, {TILE})",
                   f"    data_copy(ctx, y{k}, 0, b{k}, 0, {TILE})"]
     return "\n".join(lines) + "\n"
 
@@ -64,6 +67,9 @@ def _source(name: str, rng) -> np.ndarray:
         scaled = (rng.standard_normal(64) * rng.choice([1, 100, 1e5, 3e9], 64)).astype(np.float32)
         halves = (rng.integers(-300, 300, 32) + 0.5).astype(np.float32)
         special = np.concatenate([_F32, scaled, halves])
+    elif name == "bfloat16":  # ties, the int32 range's edge, NaNs, infinities, subnormals
+        special = np.array([0, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x7F81, 0x0001, 0x7F7F, 0x3FC0, 0xBFC0, 0x4020,
+                            0x4F00, 0xCF00, 0xCF01, 0x4EFF], np.uint16)
     elif name == "float16":
         special = np.concatenate([np.array([0, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE01, 0x7C01, 0x0001, 0x7BFF, 0x3E00,
                                             0xBE00, 0x4100, 0x5BF8, 0x57F8, 0xD800, 0x5800, 0x3C01], np.uint16),
@@ -71,14 +77,15 @@ def _source(name: str, rng) -> np.ndarray:
     else:
         info = np.iinfo(tile)
         special = np.array([0, 1, -1, info.max, info.min, 2049, 2051, 4097, -2051, 32767, 16777217, -16777217,
-                            65504, 65520, 2**31 - 1], np.int64)
+                            65504, 65520, 2**31 - 1, 2**53 + 1, (2**24 + 1) << 38, ((2**24 + 1) << 38) + 1,
+                            -((2**24 + 3) << 38), (2**24 - 1) << 39], np.int64)
         special = special[(special >= info.min) & (special <= info.max)].astype(tile)
     bits[:special.size] = special.view(tile)
     return bits
 
 
 def _values(name: str, tile: np.ndarray) -> np.ndarray:
-    return tile.view(np.float16) if name == "float16" else tile
+    return tile.view(VALUE_TYPE[name]) if name in VALUE_TYPE else tile
 
 
 def _run(kernel, sources, mode, interpret):
@@ -97,7 +104,7 @@ def test_every_pair_and_mode_compiled_and_interpreted_match_numpy(every_cast, mo
     compiled = _run(every_cast, sources, mode, False)
     interpreted = _run(every_cast, sources, mode, True)
     for (source, target), x, got, again in zip(PAIRS, sources, compiled, interpreted):
-        want = reference(_values(source, x), np.float16 if target == "float16" else target, mode).view(got.dtype)
+        want = reference(_values(source, x), VALUE_TYPE.get(target, target), mode).view(got.dtype)
         as_bits = f"u{got.itemsize}"
         bad = np.flatnonzero(got.view(as_bits) != want.view(as_bits))
         assert bad.size == 0, (f"{source}->{target} {mode.name}: {bad.size} differ, first at {bad[0]}: "
@@ -173,12 +180,17 @@ def test_a_pair_the_device_lacks_does_not_compile():
 # ---- the level-0 form: masks, repeats and strides, a repeat 256 bytes of the wider type -----------
 
 BYTES = 4096
-LEVEL0_PAIRS = (("float32", "float16"), ("float16", "float32"), ("float16", "int8"))
+LEVEL0_PAIRS = (("float32", "float16"), ("float16", "float32"), ("float16", "int8"), ("float32", "bfloat16"))
 
 
 @njit
 def _cast_level0(ctx, d, a, mode, lo, hi, repeat, params):
     cast(ctx, d, a, mode, (lo, hi), repeat, params)
+
+
+@njit
+def _cast_bf16_level0(ctx, d, a, mode, lo, hi, repeat, params):
+    cast_bf16(ctx, d, a, mode, (lo, hi), repeat, params)
 
 
 @an.kernel
@@ -191,6 +203,8 @@ def cast_level0_kernel(ctx, a_gm, d_gm, pair, mode, lo, hi, repeat, d_blk, a_blk
         _cast_level0(ctx, reinterpret(td, np.uint16), reinterpret(ta, np.float32), mode, lo, hi, repeat, params)
     elif pair == 1:
         _cast_level0(ctx, reinterpret(td, np.float32), reinterpret(ta, np.uint16), mode, lo, hi, repeat, params)
+    elif pair == 3:
+        _cast_bf16_level0(ctx, reinterpret(td, np.uint16), reinterpret(ta, np.float32), mode, lo, hi, repeat, params)
     else:
         _cast_level0(ctx, reinterpret(td, np.int8), reinterpret(ta, np.uint16), mode, lo, hi, repeat, params)
     data_copy(ctx, d_gm, 0, td, 0, BYTES)
@@ -218,13 +232,14 @@ def _level0_want(pair, mode, lo, hi, repeat, strides, seed):
     d_blk, a_blk, d_rep, a_rep = strides
 
     def op(x):
-        return reference(_values(source, x), np.float16 if target == "float16" else target, mode).view(dst.dtype)
+        return reference(_values(source, x), VALUE_TYPE.get(target, target), mode).view(dst.dtype)
     return level0(op, dst, [a], max(a.itemsize, dst.itemsize), repeat, hi, lo, False,
                   [(d_blk, d_rep), (a_blk, a_rep)]).view(np.uint8)
 
 
 _LEVEL0_MODES = {0: [RoundMode.CAST_RINT, RoundMode.CAST_FLOOR, RoundMode.CAST_ODD], 1: [RoundMode.CAST_NONE],
-                 2: [RoundMode.CAST_RINT, RoundMode.CAST_TRUNC, RoundMode.CAST_ROUND]}
+                 2: [RoundMode.CAST_RINT, RoundMode.CAST_TRUNC, RoundMode.CAST_ROUND],
+                 3: [RoundMode.CAST_RINT, RoundMode.CAST_CEIL]}
 
 
 @settings(max_examples=30, deadline=None)

@@ -78,10 +78,10 @@ class RoundMode(enum.IntEnum):
 _EXACT = frozenset({RoundMode.CAST_NONE})
 _DIRECTED = frozenset({RoundMode.CAST_RINT, RoundMode.CAST_FLOOR, RoundMode.CAST_CEIL, RoundMode.CAST_ROUND,
                        RoundMode.CAST_TRUNC})
-# The count form's conversions on A2/A3, (source, destination) -> the modes each takes: the table of
-# the asc-devkit Cast page (cannmirror/asc-devkit at 0da921b, docs/zh/api/SIMD-API/基础API/
-# Memory矢量计算/类型转换/Cast.md).  fp16 is a uint16 tile.  Not here yet: bf16 (a uint16 tile too:
-# cast_bf16_to_f32 / cast_f32_to_bf16), int4b_t, int64 -> fp32, int32 -> fp16 (SetDeqScale).
+# The conversions on A2/A3, (source, destination) -> the modes each takes: the table of the
+# asc-devkit Cast page (cannmirror/asc-devkit at 0da921b, docs/zh/api/SIMD-API/基础API/
+# Memory矢量计算/类型转换/Cast.md).  A uint16 tile is fp16 to ``cast`` and bf16 to ``cast_bf16``.  Not
+# here: int4b_t (packed two to a byte), int32 -> fp16 (with SetDeqScale: ``cast_deq``).
 CAST_MODES = {
     ("float16", "float32"): _EXACT, ("int8", "float16"): _EXACT, ("uint8", "float16"): _EXACT,
     ("int16", "float32"): _EXACT, ("int32", "int64"): _EXACT, ("int32", "int16"): _EXACT, ("int64", "int32"): _EXACT,
@@ -90,7 +90,8 @@ CAST_MODES = {
     ("int16", "float16"): _DIRECTED | _EXACT, ("int32", "float32"): _DIRECTED | _EXACT,
     ("float32", "float16"): _DIRECTED | _EXACT | {RoundMode.CAST_ODD},
     ("float32", "float32"): _DIRECTED, ("float32", "int16"): _DIRECTED, ("float32", "int32"): _DIRECTED,
-    ("float32", "int64"): _DIRECTED,
+    ("float32", "int64"): _DIRECTED, ("int64", "float32"): _DIRECTED,
+    ("bfloat16", "float32"): _EXACT, ("bfloat16", "int32"): _DIRECTED, ("float32", "bfloat16"): _DIRECTED,
 }
 
 
@@ -378,6 +379,9 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "Cast: ``dst[i] = src[i]`` converted to dst's type under a RoundMode, for the pairs and modes of "
               "CAST_MODES; an integer result saturates (a NaN gives 0), a float one follows IEEE overflow.",
               "check_with_mode", "vector", kind="cast"),
+    Primitive("cast_bf16", "Cast", "convert", ("dst", "src", "mode", "count"),
+              "Cast with bf16 tiles (uint16 bits): bf16 -> fp32 (exact), bf16 -> int32 and fp32 -> bf16 under a "
+              "RoundMode of CAST_MODES, as ``cast``.", "check_with_mode", "vector", kind="cast"),
     # The mask register of the level-0 forms (kernels/primitives/masks.py).
     Primitive("set_mask_norm", "SetMaskNorm", "mask", (), "SetMaskNorm: the mask register is a bit per lane "
               "(normal mode, the default).", ""),

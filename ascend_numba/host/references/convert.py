@@ -11,7 +11,10 @@ of the kernel's float64 rounding (``kernels/primitives/convert.py``).
   even and inexact), a NaN as 0, clipped to the type's range;
 * integer to integer: clipped to the destination's range;
 * fp32 to fp32: ``numpy.rint`` / ``floor`` / ``ceil`` / ``trunc`` in fp32 (an integral value),
-  infinities and NaNs unchanged.
+  infinities and NaNs unchanged;
+* int64 to fp32: the two fp32 values around each integer found with Python's exact integers (a
+  float64 holds no more than 53 bits), then the mode picks one;
+* bf16 is ml_dtypes' ``bfloat16``.
 
 Every mode is computed for every pair (the kernel computes a mode its pair does not take the
 same way); which pairs take which modes is the table's business.
@@ -90,9 +93,39 @@ def _to_integral(x: np.ndarray, mode: RoundMode) -> np.ndarray:
     }[mode](x).astype(np.float32)
 
 
+def _int64_to_float(src: np.ndarray, dtype, mode: RoundMode) -> np.ndarray:
+    out = np.empty(src.shape, dtype)
+    for k, v in enumerate(src.tolist()):
+        # Within a step of v; then the one at or below v (Python compares a float and an int exactly,
+        # and a value this far from 0 is an integer).
+        lo = dtype.type(float(v))
+        while float(lo) > v:
+            lo = np.nextafter(lo, dtype.type(-np.inf))
+        while float(np.nextafter(lo, dtype.type(np.inf))) <= v:
+            lo = np.nextafter(lo, dtype.type(np.inf))
+        hi = lo if float(lo) == v else np.nextafter(lo, dtype.type(np.inf))
+        below, above = v - int(lo), int(hi) - v
+        if below == 0 or mode == RoundMode.CAST_FLOOR or (mode == RoundMode.CAST_TRUNC and v > 0):
+            out[k] = lo
+        elif mode == RoundMode.CAST_CEIL or mode == RoundMode.CAST_TRUNC:
+            out[k] = hi
+        elif mode == RoundMode.CAST_ODD:  # (the pair does not take it; computed as for every pair)
+            out[k] = lo if lo.view(f"u{dtype.itemsize}") % 2 == 1 else hi
+        elif below != above:
+            out[k] = lo if below < above else hi
+        elif mode == RoundMode.CAST_ROUND:
+            out[k] = hi if v > 0 else lo
+        else:  # a tie to even
+            out[k] = lo if lo.view(f"u{dtype.itemsize}") % 2 == 0 else hi
+    return out
+
+
 def cast(src: np.ndarray, dtype, mode) -> np.ndarray:
-    """``src`` (fp16 as ``float16``) cast to ``dtype`` (fp16: ``float16``) under RoundMode ``mode``."""
+    """``src`` (fp16 as ``float16``, bf16 as ml_dtypes' ``bfloat16``) cast to ``dtype`` (the same
+    16-bit types) under RoundMode ``mode``."""
     dtype, mode = np.dtype(dtype), RoundMode(mode)
+    if src.dtype == np.int64 and dtype.kind == "f":
+        return _int64_to_float(src, dtype, mode)
     if src.dtype == np.float32 and dtype == np.float32:
         with np.errstate(invalid="ignore"):
             out = _to_integral(src, mode)
@@ -102,8 +135,8 @@ def cast(src: np.ndarray, dtype, mode) -> np.ndarray:
         return np.clip(src.astype(np.int64), info.min, info.max).astype(dtype)
     with np.errstate(invalid="ignore", over="ignore"):  # (a signalling NaN, an overflow: the results say)
         x = src.astype(np.float64)
-        if dtype.kind == "f":
+        if dtype.kind in "fV":  # (ml_dtypes' bfloat16 is of kind V)
             out = _to_float(x, dtype, mode)
             nan = np.isnan(x)
-            return np.where(nan, src.astype(dtype) if src.dtype.kind == "f" else out, out).astype(dtype)
+            return np.where(nan, src.astype(dtype) if src.dtype.kind in "fV" else out, out).astype(dtype)
         return _to_integer(x, dtype, mode)

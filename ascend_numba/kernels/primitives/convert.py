@@ -43,23 +43,25 @@ from ...host.primitives import CAST_MODES, PRIMITIVES, RoundMode
 from ...host.trace import EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..half import f16_to_f32, f32_to_f16
+from ..half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 from ..lane import _address
 from .cmpsel import NO_OPERAND, _trace, check_with_mode
 from .masks import REPEAT_BYTES, call_mask, count_form_done, repeats_of
 from .preload import advance_preload
-from .vector import (_bits_load, _bits_store, _check_unary_repeat, _trace_repeat, count_of, repeat_loop, saturated,
-                     two_forms, unary_strides)
+from .vector import (_bits_load, _bits_store, _check_unary_repeat, _trace_repeat, count_of, declared, repeat_loop,
+                     saturated, two_forms, unary_strides)
 
-__all__ = ["cast"]
+__all__ = ["cast", "cast_bf16"]
 
 _ROUND_MODE = MODES.index("RoundMode")
 NONE, RINT, FLOOR, CEIL, ROUND, TRUNC, ODD = (int(m) for m in RoundMode)
-_CAST, _EV_CAST = PRIMITIVE["Cast"], EVENT["cast"]
+_CAST = PRIMITIVE["Cast"]
 # A tile's element type as CAST_MODES names it (uint16 tiles are fp16).
 _TYPE_NAME = {types.float32: "float32", types.uint16: "float16", types.int8: "int8", types.uint8: "uint8",
               types.int16: "int16", types.int32: "int32", types.int64: "int64"}
-_FORMATS = {"float32": (23, -126, 127), "float16": (10, -14, 15)}  # fraction bits, least and greatest exponent
+# Fraction bits, least and greatest exponent.
+_FORMATS = {"float32": (23, -126, 127), "float16": (10, -14, 15), "bfloat16": (7, -126, 127)}
+_HALF = {"float16": (f16_to_f32, f32_to_f16), "bfloat16": (bf16_to_f32, f32_to_bf16)}  # 16-bit float: widen, narrow
 
 
 # ---- rounding: exact float64 arithmetic ------------------------------------------------------------
@@ -115,167 +117,195 @@ def _to_integer(x, lo, hi, mode):
 
 # ---- one conversion per pair ------------------------------------------------------------------------
 
-def _wide(src, v):
-    raise NotImplementedError  # compiled only
+@jit(always_inline=True)
+def _int64_wide(v):
+    """An int64 as a float64 that any rounding to fp32 takes to the same result as ``v`` itself:
+    exact below 2**53, else its top 53 bits with a sticky last bit (the bits shifted out, or'ed)."""
+    negative = v < 0
+    a = np.uint64(0) - np.uint64(v) if negative else np.uint64(v)  # |INT64_MIN| too, as an unsigned
+    shift = np.uint64(0)
+    while (a >> shift) >= np.uint64(1 << 53):
+        shift += np.uint64(1)
+    q = a >> shift
+    if shift and a & ((np.uint64(1) << shift) - np.uint64(1)):
+        q |= np.uint64(1)
+    x = math.ldexp(np.float64(q), int(shift))
+    return -x if negative else x
 
 
-@overload(_wide, jit_options=OVERLOAD_OPTIONS)
-def _ov_wide(src, v):
-    # A source element as a float64, exactly (an fp16 tile's bits through fp32).
-    if src.dtype == types.uint16:
-        return lambda src, v: np.float64(f16_to_f32(v))
-    return lambda src, v: np.float64(v)
+def _pairs(half: str):
+    """The conversions of a Cast whose uint16 tiles hold ``half`` ("float16" or "bfloat16"): the
+    pair of a (dst, src) and the overloaded element functions ``(convert, convert_rint,
+    modes_taken)``, each a constant of the compiled primitive."""
+    names = {**_TYPE_NAME, types.uint16: half}
+    widen, narrow = _HALF[half]
 
+    def pair(dst, src):
+        return names.get(src.dtype), names.get(dst.dtype)
 
-def _as_f32(src, v):
-    raise NotImplementedError  # compiled only
+    def wide(src, v):
+        raise NotImplementedError  # compiled only
 
+    @overload(wide, jit_options=OVERLOAD_OPTIONS)
+    def _ov_wide(src, v):
+        # A source element as a float64, exactly (a 16-bit float's bits through fp32; an int64 as
+        # _int64_wide takes it).
+        if src.dtype == types.uint16:
+            return lambda src, v: np.float64(widen(v))
+        if src.dtype == types.int64:
+            return lambda src, v: _int64_wide(v)
+        return lambda src, v: np.float64(v)
 
-@overload(_as_f32, jit_options=OVERLOAD_OPTIONS)
-def _ov_as_f32(src, v):
-    # A NaN source element as fp32, bits kept (fp16: the exact widening).
-    if src.dtype == types.uint16:
-        return lambda src, v: f16_to_f32(v)
-    return lambda src, v: np.float32(v)
+    def as_f32(src, v):
+        raise NotImplementedError  # compiled only
 
+    @overload(as_f32, jit_options=OVERLOAD_OPTIONS)
+    def _ov_as_f32(src, v):
+        # A NaN source element as fp32, bits kept (a 16-bit float: the exact widening).
+        if src.dtype == types.uint16:
+            return lambda src, v: widen(v)
+        return lambda src, v: np.float32(v)
 
-def _convert(dst, src, v, mode):
-    raise NotImplementedError  # compiled only
+    def convert(dst, src, v, mode):
+        raise NotImplementedError  # compiled only
 
+    @overload(convert, jit_options=OVERLOAD_OPTIONS)
+    def _ov_convert(dst, src, v, mode):
+        source, target = pair(dst, src)
+        if (source, target) not in CAST_MODES or (half == "bfloat16" and half not in (source, target)):
+            raise TypingError(f"Cast from {source or src.dtype} to {target or dst.dtype} tiles: not a conversion the "
+                              f"device's Cast has (A2/A3: {', '.join(f'{s}->{d}' for s, d in CAST_MODES)}; "
+                              f"cast_bf16 takes the bfloat16 ones, cast the others)")
+        dtype = dst.dtype
+        if target in _FORMATS:
+            mbits, emin, emax = _FORMATS[target]
+            if target in _HALF:
+                def to_half(dst, src, v, mode):
+                    x = wide(src, v)
+                    if x != x:  # the existing fp32 -> 16-bit conversion: sign and top payload bits, quiet
+                        return narrow(as_f32(src, v))
+                    return narrow(np.float32(_to_float(x, mbits, emin, emax, mode)))
+                return to_half
 
-@overload(_convert, jit_options=OVERLOAD_OPTIONS)
-def _ov_convert(dst, src, v, mode):
-    pair = (_TYPE_NAME.get(src.dtype), _TYPE_NAME.get(dst.dtype))
-    if pair not in CAST_MODES:
-        raise TypingError(f"Cast from {pair[0] or src.dtype} to {pair[1] or dst.dtype} tiles: not a conversion the "
-                          f"device's Cast has (A2/A3: {', '.join(f'{s}->{d}' for s, d in CAST_MODES)})")
-    source, target = pair
-    dtype = dst.dtype
-    if target in _FORMATS:
-        mbits, emin, emax = _FORMATS[target]
-        if target == "float16":
-            def to_f16(dst, src, v, mode):
-                x = _wide(src, v)
-                if x != x:  # the existing fp32 -> fp16 conversion: sign and top payload bits, quiet
-                    return f32_to_f16(_as_f32(src, v))
-                return f32_to_f16(np.float32(_to_float(x, mbits, emin, emax, mode)))
-            return to_f16
+            if source == "float32":  # fp32 to fp32: to an integral value (the A2/A3 form of Truncate)
+                def to_integral(dst, src, v, mode):
+                    x = wide(src, v)
+                    if x != x or math.isinf(x):
+                        return v
+                    negative = x < 0.0
+                    r = _round_magnitude(-x if negative else x, negative, mode)
+                    return np.float32(-r if negative else r)
+                return to_integral
 
-        if source == "float32":  # fp32 to fp32: to an integral value (the A2/A3 form of Truncate)
-            def to_integral(dst, src, v, mode):
-                x = _wide(src, v)
-                if x != x or math.isinf(x):
-                    return v
-                negative = x < 0.0
-                r = _round_magnitude(-x if negative else x, negative, mode)
-                return np.float32(-r if negative else r)
-            return to_integral
-
-        def to_f32(dst, src, v, mode):
-            x = _wide(src, v)
-            if x != x:
-                return _as_f32(src, v)
-            return np.float32(_to_float(x, mbits, emin, emax, mode))
-        return to_f32
-    info = np.iinfo(target)
-    lo, hi = np.int64(info.min), np.int64(info.max)
-    if source in ("int32", "int64"):  # integer narrowing or widening: saturated, no rounding
-        return lambda dst, src, v, mode: dtype(min(max(np.int64(v), lo), hi))
-    return lambda dst, src, v, mode: dtype(_to_integer(_wide(src, v), lo, hi, mode))
-
-
-def _convert_rint(dst, src, v):
-    raise NotImplementedError  # compiled only
-
-
-@overload(_convert_rint, jit_options=OVERLOAD_OPTIONS)
-def _ov_convert_rint(dst, src, v):
-    # CAST_RINT (and CAST_NONE) through the CPU's own round-to-nearest-even conversions: the bits of
-    # _convert's at a fraction of its work (the source is exact in fp32 or float64, so one rounding).
-    source, target = _TYPE_NAME.get(src.dtype), _TYPE_NAME.get(dst.dtype)
-    dtype = dst.dtype
-    if target == "float16":
-        if source == "float32":
-            return lambda dst, src, v: f32_to_f16(v)
-        return lambda dst, src, v: f32_to_f16(np.float32(v))  # int8 / uint8 / int16: exact in fp32
-    if target == "float32":
-        if source == "float32":  # to an integral value; a NaN keeps its bits
-            return lambda dst, src, v: v if v != v else np.rint(v)
-        if source == "float16":
-            return lambda dst, src, v: f16_to_f32(v)
-        return lambda dst, src, v: np.float32(v)
-    if source in ("float32", "float16"):
+            def to_f32(dst, src, v, mode):
+                x = wide(src, v)
+                if x != x:
+                    return as_f32(src, v)
+                return np.float32(_to_float(x, mbits, emin, emax, mode))
+            return to_f32
         info = np.iinfo(target)
         lo, hi = np.int64(info.min), np.int64(info.max)
-        return lambda dst, src, v: dtype(saturated(np.rint(_wide(src, v)), lo, hi))
-    return lambda dst, src, v: _convert(dst, src, v, RINT)
+        if source in ("int32", "int64"):  # integer narrowing or widening: saturated, no rounding
+            return lambda dst, src, v, mode: dtype(min(max(np.int64(v), lo), hi))
+        return lambda dst, src, v, mode: dtype(_to_integer(wide(src, v), lo, hi, mode))
+
+    def convert_rint(dst, src, v):
+        raise NotImplementedError  # compiled only
+
+    @overload(convert_rint, jit_options=OVERLOAD_OPTIONS)
+    def _ov_convert_rint(dst, src, v):
+        # CAST_RINT (and CAST_NONE) through the CPU's own round-to-nearest-even conversions: the bits
+        # of convert's at a fraction of its work (the source is exact in fp32 or float64, so one
+        # rounding; an int64's conversion rounds once too).
+        source, target = pair(dst, src)
+        dtype = dst.dtype
+        if target in _HALF:
+            if source == "float32":
+                return lambda dst, src, v: narrow(v)
+            if target == "float16":
+                return lambda dst, src, v: narrow(np.float32(v))  # int8 / uint8 / int16: exact in fp32
+        if target == "float32":
+            if source == "float32":  # to an integral value; a NaN keeps its bits
+                return lambda dst, src, v: v if v != v else np.rint(v)
+            if source in _HALF:
+                return lambda dst, src, v: widen(v)
+            return lambda dst, src, v: np.float32(v)
+        if source in ("float32", *_HALF):
+            info = np.iinfo(target)
+            lo, hi = np.int64(info.min), np.int64(info.max)
+            return lambda dst, src, v: dtype(saturated(np.rint(wide(src, v)), lo, hi))
+        return lambda dst, src, v: convert(dst, src, v, RINT)
+
+    def modes_taken(dst, src):
+        raise NotImplementedError  # compiled only
+
+    @overload(modes_taken, jit_options=OVERLOAD_OPTIONS)
+    def _ov_modes_taken(dst, src):
+        # The pair's RoundModes as a bit set (bit m: mode m).
+        taken = sum(1 << int(m) for m in CAST_MODES.get(pair(dst, src), ()))
+        return lambda dst, src: taken
+
+    return convert, convert_rint, modes_taken
 
 
-def _modes_taken(dst, src):
-    raise NotImplementedError  # compiled only
+def _cast_primitive(name: str, half: str):
+    """Primitive ``name`` (a row of host.primitives): Cast with its uint16 tiles holding ``half``."""
+    convert, convert_rint, modes_taken = _pairs(half)
+    code = EVENT[name]
+
+    @jit(always_inline=True)
+    def mode_ok(dst, src, m):
+        return 0 <= m <= ODD and (modes_taken(dst, src) >> m) & 1 == 1
+
+    @jit(inline="always")
+    def apply_cast(op, load, a, i, b, j, mode, dst, k, lane):
+        # The scalar slot carries the RoundMode.
+        return convert_rint(dst, a, a[i]) if mode == RINT or mode == NONE else convert(dst, a, a[i], mode)
+
+    def count_form(ctx, dst, src, mode, count):
+        m = np.int64(mode)
+        n = max(count, 0)
+        if not check_with_mode(ctx, _CAST, count, src.itemsize, 0, m, _ROUND_MODE, mode_ok(dst, src, m),
+                               _address(dst), dst.nbytes, n * dst.itemsize, _address(src), src.nbytes,
+                               n * src.itemsize, 0, 0, NO_OPERAND, 0, 0, NO_OPERAND, dst.itemsize > src.itemsize):
+            return
+        _trace(ctx, code, n, dst, n * dst.itemsize, src, n * src.itemsize, src, n * src.itemsize)
+        advance_preload(ctx)
+        count_form_done(ctx)  # the device's level-2 Cast ends in normal mode with a full mask
+        if m == RINT or m == NONE:  # the common case, in a loop of its own: it vectorizes
+            for i in range(max(min(count, dst.size, src.size), 0)):
+                dst[i] = convert_rint(dst, src, src[i])
+        else:
+            for i in range(max(min(count, dst.size, src.size), 0)):
+                dst[i] = convert(dst, src, src[i], m)
+
+    def level_0(ctx, dst, src, mode, mask, repeat_times, params, is_set_mask):
+        m = np.int64(mode)
+        counter, high, low = call_mask(ctx, mask, is_set_mask)
+        # The mode first (no elements), then the lanes: a repeat is 256 bytes of the wider type.
+        if not (check_with_mode(ctx, _CAST, 0, src.itemsize, 0, m, _ROUND_MODE, mode_ok(dst, src, m),
+                                _address(dst), dst.nbytes, 0, _address(src), src.nbytes, 0, 0, 0, NO_OPERAND, 0, 0,
+                                NO_OPERAND, False)
+                and _check_unary_repeat(ctx, _CAST, dst, src, mask, repeat_times, params, is_set_mask, counter,
+                                        high, low)):
+            return
+        d_blk, a_blk, d_rep, a_rep = unary_strides(params)
+        nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // max(dst.itemsize, src.itemsize))
+        _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, src, a_blk, a_rep, src, a_blk, a_rep)
+        advance_preload(ctx)
+        repeat_loop(dst, src, src, m, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep, apply_cast,
+                    0, _bits_load, _bits_store)
+
+    count_form, level_0 = two_forms(name, count_form, level_0)
+
+    def primitive(ctx, dst, src, mode, count, repeat_times=None, params=None, is_set_mask=True):
+        if repeat_times is None:
+            count_form(ctx, dst, src, mode, count_of(count))
+        else:
+            level_0(ctx, dst, src, mode, count, repeat_times, params, is_set_mask)
+
+    return declared(primitive, PRIMITIVES[name], __name__)
 
 
-@overload(_modes_taken, jit_options=OVERLOAD_OPTIONS)
-def _ov_modes_taken(dst, src):
-    # The pair's RoundModes as a bit set (bit m: mode m), a constant of the compiled primitive.
-    taken = sum(1 << int(m) for m in CAST_MODES.get((_TYPE_NAME.get(src.dtype), _TYPE_NAME.get(dst.dtype)), ()))
-    return lambda dst, src: taken
-
-
-def _cast_count(ctx, dst, src, mode, count):
-    m = np.int64(mode)
-    n = max(count, 0)
-    if not check_with_mode(ctx, _CAST, count, src.itemsize, 0, m, _ROUND_MODE, _mode_ok(dst, src, m), _address(dst),
-                           dst.nbytes, n * dst.itemsize, _address(src), src.nbytes, n * src.itemsize, 0, 0, NO_OPERAND,
-                           0, 0, NO_OPERAND, dst.itemsize > src.itemsize):
-        return
-    _trace(ctx, _EV_CAST, n, dst, n * dst.itemsize, src, n * src.itemsize, src, n * src.itemsize)
-    advance_preload(ctx)
-    count_form_done(ctx)  # the device's level-2 Cast ends in normal mode with a full mask
-    if m == RINT or m == NONE:  # the common case, in a loop of its own: it vectorizes
-        for i in range(max(min(count, dst.size, src.size), 0)):
-            dst[i] = _convert_rint(dst, src, src[i])
-    else:
-        for i in range(max(min(count, dst.size, src.size), 0)):
-            dst[i] = _convert(dst, src, src[i], m)
-
-
-def _cast_level0(ctx, dst, src, mode, mask, repeat_times, params, is_set_mask):
-    m = np.int64(mode)
-    counter, high, low = call_mask(ctx, mask, is_set_mask)
-    # The mode first (no elements), then the lanes: a repeat is 256 bytes of the wider type.
-    if not (check_with_mode(ctx, _CAST, 0, src.itemsize, 0, m, _ROUND_MODE, _mode_ok(dst, src, m), _address(dst),
-                            dst.nbytes, 0, _address(src), src.nbytes, 0, 0, 0, NO_OPERAND, 0, 0, NO_OPERAND, False)
-            and _check_unary_repeat(ctx, _CAST, dst, src, mask, repeat_times, params, is_set_mask, counter, high, low)):
-        return
-    d_blk, a_blk, d_rep, a_rep = unary_strides(params)
-    nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // max(dst.itemsize, src.itemsize))
-    _trace_repeat(ctx, _EV_CAST, nrep, dst, d_blk, d_rep, src, a_blk, a_rep, src, a_blk, a_rep)
-    advance_preload(ctx)
-    repeat_loop(dst, src, src, m, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep, _apply_cast, 0,
-                _bits_load, _bits_store)
-
-
-@jit(always_inline=True)
-def _mode_ok(dst, src, m):
-    return 0 <= m <= ODD and (_modes_taken(dst, src) >> m) & 1 == 1
-
-
-@jit(inline="always")
-def _apply_cast(op, load, a, i, b, j, mode, dst, k, lane):
-    # The scalar slot carries the RoundMode.
-    return _convert_rint(dst, a, a[i]) if mode == RINT or mode == NONE else _convert(dst, a, a[i], mode)
-
-
-_cast_count, _cast_level0 = two_forms("cast", _cast_count, _cast_level0)
-
-
-@jit
-def cast(ctx, dst, src, mode, count, repeat_times=None, params=None, is_set_mask=True):
-    if repeat_times is None:
-        _cast_count(ctx, dst, src, mode, count_of(count))
-    else:
-        _cast_level0(ctx, dst, src, mode, count, repeat_times, params, is_set_mask)
-
-
-cast.py_func.__doc__ = PRIMITIVES["cast"].doc
+cast = _cast_primitive("cast", "float16")
+cast_bf16 = _cast_primitive("cast_bf16", "bfloat16")
