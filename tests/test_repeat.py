@@ -195,6 +195,10 @@ def overlap_kernel(ctx, x, out, which):
         add(ctx, t[8:], t, t[512:], 64, 2, BinaryRepeatParams(1, 1, 1, 8, 8, 8))
     elif which == 1:  # in place, element for element
         add(ctx, t, t, t[512:], 64, 2, BinaryRepeatParams(1, 1, 1, 8, 8, 8))
+    elif which == 3:  # dst on the odd blocks, src on the even ones: their extents meet, no byte does
+        add(ctx, t[8:], t, t[512:], 64, 2, BinaryRepeatParams(2, 2, 1, 16, 16, 8))
+    elif which == 4:  # in place at repeat stride 4: the second repeat reads half the first's result
+        add(ctx, t, t, t[512:], 64, 2, BinaryRepeatParams(1, 1, 1, 4, 4, 8))
     else:  # over src1 at repeat stride 0: the device allows it for Add
         add(ctx, t[512:], t, t[512:], 64, 2, BinaryRepeatParams(1, 1, 1, 0, 8, 0))
     data_copy(ctx, out, 0, t, 0, 1024)
@@ -204,12 +208,17 @@ def _overlap_expected(x, which):
     want = x.copy()
     if which == 1:  # in place: each lane reads its own element
         want[:128] = x[:128] + x[512:640]
+    elif which == 3:
+        for r in range(2):
+            for b in range(8):
+                d, s = 8 + (16 * r + 2 * b) * 8, (16 * r + 2 * b) * 8
+                want[d:d + 8] = x[s:s + 8] + x[512 + 64 * r + 8 * b:512 + 64 * r + 8 * b + 8]
     else:  # dst and src1 at repeat stride 0: the second repeat adds to the first's result
         want[512:576] = x[512:576] + x[:64] + x[64:128]
     return want
 
 
-@pytest.mark.parametrize("which, bad", [(0, True), (1, False), (2, False)])
+@pytest.mark.parametrize("which, bad", [(0, True), (1, False), (2, False), (3, False), (4, True)])
 def test_checked_mode_refuses_a_partial_overlap_only(which, bad):
     x = np.arange(1024, dtype=np.float32)
     out = np.zeros(1024, np.float32)

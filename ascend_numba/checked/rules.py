@@ -241,12 +241,12 @@ REPEAT_PARAMS_OUT_OF_RANGE = Rule(
     "a negative continuous mask, a counter-mode count past 32 bits",
     choices={"param": REPEAT_PARAMS})
 VECTOR_PARTIAL_OVERLAP = Rule(
-    "vector-partial-overlap", ("dst_start", "dst_end", "src_start", "src_end"),
-    "{operand}: a level-0 vector call reads UB bytes [{src_start}, {src_end}) that overlap the bytes "
-    "[{dst_start}, {dst_end}) it writes, not element for element",
-    "a level-0 vector call whose source and destination overlap other than wholly (same start, same strides): the "
-    "device forbids a partial overlap within a repeat and a repeat reading an earlier one's result (Add, Sub, Mul, "
-    "Max, Min, AddRelu and SubRelu may write over src1 when a repeat stride is 0, as the device allows)")
+    "vector-partial-overlap", ("src_start", "src_end", "repeat", "written_in"),
+    "{operand}: repeat {repeat} of a level-0 vector call reads UB bytes [{src_start}, {src_end}) that its repeat "
+    "{written_in} writes, other than as the same lane of the same repeat",
+    "a level-0 vector call whose source overlaps its destination other than lane for lane: the device forbids a "
+    "partial overlap within a repeat and a repeat reading bytes an earlier one wrote (Add, Sub, Mul, Max, Min, "
+    "AddRelu and SubRelu may write over src1 when a repeat stride is 0, as the device allows)")
 
 # Each record by its name here in lower case: the name of its reporter (see .dispatch).
 REPORTED = {k.lower(): v for k, v in globals().items() if isinstance(v, Rule)}

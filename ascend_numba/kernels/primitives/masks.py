@@ -403,18 +403,46 @@ def _runs_ok(ctx, prim, operand, addr, nbytes, size, blk, rep, nrep, counter, hi
 
 
 @jit
-def _overlap_ok(ctx, prim, operand, dst_addr, dst_blk, dst_rep, dst_lo, dst_hi, addr, blk, rep, lo, hi, exempt):
-    """A source and the destination overlap wholly (same start and strides: each lane reads its own
-    element) or not at all (the device forbids a partial overlap within a repeat and a repeat
-    reading an earlier one's result); ``exempt``: the device allows this source at repeat stride 0."""
+def _overlap_ok(ctx, prim, operand, dst_addr, dst_size, dst_blk, dst_rep, dst_lo, dst_hi, addr, size, blk, rep, lo,
+                hi, exempt, nrep, counter, high, low, lanes):
+    """The device's overlap rule for a source and the destination (asc-devkit at 0da921b,
+    docs/zh/api/SIMD-API/C-API/通用说明和约束.md, 通用地址重叠约束): within a repeat a source lane
+    lies wholly on its own destination lane or off every destination lane of that repeat; no repeat
+    reads bytes an earlier repeat wrote (``exempt``: the device allows that of src1 at a repeat
+    stride 0).  Each source lane inside the destination's extent is matched against the
+    destination lanes of its 32-byte block.  A packed comparison result shares no lane with a
+    source, so any overlap with one is reported."""
     if lo < 0 or hi <= dst_lo or dst_hi <= lo:
         return True
-    if addr == dst_addr and blk == dst_blk and rep == dst_rep:
-        return True
-    if exempt:
-        return True
-    report.vector_partial_overlap(ctx, prim, operand, dst_start=dst_lo, dst_end=dst_hi, src_start=lo, src_end=hi)
-    return False
+    if dst_size == 0:
+        report.vector_partial_overlap(ctx, prim, operand, src_start=lo, src_end=hi, repeat=0, written_in=0)
+        return False
+    ub = np.int64(ctx.ub_addr)
+    d_block0, s_base = (np.int64(dst_addr) - ub) // BLOCK_BYTES, np.int64(addr) - ub
+    d_per_block, s_per_block = BLOCK_BYTES // dst_size, BLOCK_BYTES // size
+    for r in range(nrep):
+        for k in range(lanes):
+            if not lane_on(counter, high, low, lanes, r, k):
+                continue
+            s = s_base + lane_index(r, k, blk, rep, s_per_block) * size
+            if s + size <= dst_lo or dst_hi <= s:
+                continue
+            at = s % BLOCK_BYTES
+            for j in range(lanes // d_per_block):  # destination block j of a repeat: in s's block?
+                t = s // BLOCK_BYTES - d_block0 - j * dst_blk
+                if dst_rep == 0 and t != 0 or dst_rep != 0 and (t < 0 or t % dst_rep != 0 or t // dst_rep > r):
+                    continue
+                for r2 in range(0 if dst_rep == 0 else t // dst_rep, r + 1 if dst_rep == 0 else t // dst_rep + 1):
+                    for e in range(at // dst_size, min((at + size - 1) // dst_size + 1, d_per_block)):
+                        k2 = j * d_per_block + e
+                        if not lane_on(counter, high, low, lanes, r2, k2):
+                            continue
+                        own = k2 == k and size == dst_size and at == e * dst_size
+                        if (r2 < r and not exempt) or (r2 == r and not own):
+                            report.vector_partial_overlap(ctx, prim, operand, src_start=s, src_end=s + size,
+                                                          repeat=r, written_in=r2)
+                            return False
+    return True
 
 
 @jit
@@ -514,12 +542,12 @@ def check_repeat(ctx, prim, repeat_times, counter, high, low, mask_lanes, blk_li
                               high, low, lanes, True)
         if d_lo < 0:
             return False
-    # Packed bits share no lane with a source: any overlap is a partial one (block stride -1 never matches).
-    d_blk = np.int64(-1) if packed else np.int64(dst_blk)
-    if not (_overlap_ok(ctx, prim, OPERAND_SRC, dst_addr, d_blk, dst_rep, d_lo, d_hi, a_addr, a_blk, a_rep, a_lo,
-                        a_hi, False)
-            and _overlap_ok(ctx, prim, OPERAND_SRC1, dst_addr, d_blk, dst_rep, d_lo, d_hi, b_addr, b_blk, b_rep,
-                            b_lo, b_hi, b_exempt and (b_rep == 0 or dst_rep == 0))):
+    d_size = np.int64(0) if packed else np.int64(dst_size)
+    if not (_overlap_ok(ctx, prim, OPERAND_SRC, dst_addr, d_size, dst_blk, dst_rep, d_lo, d_hi, a_addr, a_size, a_blk,
+                        a_rep, a_lo, a_hi, False, nrep, counter, high, low, lanes)
+            and _overlap_ok(ctx, prim, OPERAND_SRC1, dst_addr, d_size, dst_blk, dst_rep, d_lo, d_hi, b_addr, b_size,
+                            b_blk, b_rep, b_lo, b_hi, b_exempt and (b_rep == 0 or dst_rep == 0), nrep, counter, high,
+                            low, lanes)):
         return False
     if packed:
         _mark_bits(ctx, d_lo, a_addr, a_size, a_blk, a_rep, b_addr, b_size, b_blk, b_rep, nrep, lanes)
