@@ -20,7 +20,7 @@ from ascend_numba.host.references.repeat import level0, mask_of_length
 from ascend_numba.host.references.vector import reference
 from ascend_numba.kernels import (
     MASK_PLACEHOLDER, BinaryRepeatParams, KernelCheckError, UnaryRepeatParams, add, alloc_buffer, data_copy,
-    duplicate, muls, relu, set_mask_count, set_mask_norm, set_vector_mask,
+    axpy, duplicate, muls, reinterpret, relu, set_mask_count, set_mask_norm, set_vector_mask,
 )
 from ascend_numba.kernels.primitives.masks import lanes_of_length
 
@@ -230,3 +230,24 @@ def test_checked_mode_refuses_a_partial_overlap_only(which, bad):
         out[:] = 0
         overlap_kernel.launch(x, out, which, block_dim=1, **mode)
         assert np.array_equal(out, _overlap_expected(x, which)), mode
+
+
+@an.kernel
+def _mixed_axpy(ctx, x, out, apart):
+    t = alloc_buffer(ctx, 256, np.float32)
+    data_copy(ctx, t, 0, x, 0, 256)
+    half = reinterpret(t, np.uint16)
+    axpy(ctx, t, half[256:] if apart else half, 2.0, 64, 1, UnaryRepeatParams(1, 1, 8, 4))
+    data_copy(ctx, out, 0, t, 0, 256)
+
+
+@pytest.mark.parametrize("apart", [False, True])
+def test_an_fp16_axpy_source_on_its_fp32_destination_is_refused(apart):
+    """Lane k's fp16 source bytes lie in lane k // 2's fp32 element: not lane for lane."""
+    args = (np.zeros(256, np.float32), np.zeros(256, np.float32), apart)
+    if apart:
+        _mixed_axpy.launch(*args, block_dim=1, checked=True, interpret=True)
+        return
+    with pytest.raises(KernelCheckError, match="vector-partial-overlap") as caught:
+        _mixed_axpy.launch(*args, block_dim=1, checked=True, interpret=True)
+    assert caught.value.details["written_in"] == 0
