@@ -3,7 +3,8 @@
 :mod:`ascend_numba.host.references.convert`), in the count form ``(ctx, dst, src, mode, count)``
 and the level-0 form ``(..., mask, repeat_times, UnaryRepeatParams, is_set_mask=True)``, where a
 repeat is 256 bytes of the wider type (the device's mask counts the wider type's lanes) and each
-operand's strides count its own blocks.
+operand's strides count its own blocks.  ``cast`` reads a uint16 tile as fp16, ``cast_bf16`` as
+bf16 (its pairs are the ones with a bf16 side); both come from one factory.
 
 One implementation for every pair, compiled and interpreted alike: the source element as a
 float64 (exact for every source type here), rounded under the mode by exact float64 arithmetic
