@@ -20,12 +20,14 @@ from numba import njit
 import ascend_numba as an
 from ascend_numba.host.primitives import CAST_MODES, RoundMode
 from ascend_numba.host.references.convert import cast as reference
+from ascend_numba.host.references.dequant import cast_dequant_f16
 from ascend_numba.host.references.repeat import level0
 from ascend_numba.kernels import UnaryRepeatParams, alloc_buffer, cast, cast_bf16, data_copy, reinterpret
 
 TILE = 256
 PAIRS = sorted(CAST_MODES)
 TILE_TYPE = {"float16": np.uint16, "bfloat16": np.uint16}  # 16-bit float tiles hold uint16 bits
+DEQ, DEQ_SCALE = ("int32", "float16"), 0.37  # Cast int32 -> fp16 takes SetDeqScale's fp16 scale
 VALUE_TYPE = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
 
 
@@ -36,12 +38,13 @@ def _tile_type(name):
 def _kernel_source() -> str:
     params = [f"{p}{k}" for k in range(len(PAIRS)) for p in ("x", "y")]
     lines = ["import numpy as np", "import ascend_numba as an", "from ascend_numba.kernels import alloc_buffer, cast, "
-             "data_copy, cast_bf16", "", f"@an.kernel(outputs={tuple(p for p in params if p.startswith('y'))!r})",
+             "data_copy, cast_bf16, set_deq_scale", "", f"@an.kernel(outputs={tuple(p for p in params if p.startswith('y'))!r})",
              f"def every_cast(ctx, {', '.join(params)}, mode):"]
     for k, (source, target) in enumerate(PAIRS):
         lines += [f"    a{k} = alloc_buffer(ctx, {TILE}, np.{_tile_type(source).name})",
                   f"    b{k} = alloc_buffer(ctx, {TILE}, np.{_tile_type(target).name})",
                   f"    data_copy(ctx, a{k}, 0, x{k}, 0, {TILE})",
+                  *([f"    set_deq_scale(ctx, {DEQ_SCALE})"] if (source, target) == DEQ else []),
                   f"    {'cast_bf16' if 'bfloat16' in (source, target) else 'cast'}(ctx, b{k}, a{k}, mode, {TILE})",
                   f"    data_copy(ctx, y{k}, 0, b{k}, 0, {TILE})"]
     return "\n".join(lines) + "\n"
@@ -104,7 +107,8 @@ def test_every_pair_and_mode_compiled_and_interpreted_match_numpy(every_cast, mo
     compiled = _run(every_cast, sources, mode, False)
     interpreted = _run(every_cast, sources, mode, True)
     for (source, target), x, got, again in zip(PAIRS, sources, compiled, interpreted):
-        want = reference(_values(source, x), VALUE_TYPE.get(target, target), mode).view(got.dtype)
+        want = (cast_dequant_f16(x, np.float16(DEQ_SCALE)) if (source, target) == DEQ else
+                reference(_values(source, x), VALUE_TYPE.get(target, target), mode)).view(got.dtype)
         as_bits = f"u{got.itemsize}"
         bad = np.flatnonzero(got.view(as_bits) != want.view(as_bits))
         assert bad.size == 0, (f"{source}->{target} {mode.name}: {bad.size} differ, first at {bad[0]}: "

@@ -81,7 +81,7 @@ _DIRECTED = frozenset({RoundMode.CAST_RINT, RoundMode.CAST_FLOOR, RoundMode.CAST
 # The conversions on A2/A3, (source, destination) -> the modes each takes: the table of the
 # asc-devkit Cast page (cannmirror/asc-devkit at 0da921b, docs/zh/api/SIMD-API/基础API/
 # Memory矢量计算/类型转换/Cast.md).  A uint16 tile is fp16 to ``cast`` and bf16 to ``cast_bf16``.  Not
-# here: int4b_t (packed two to a byte), int32 -> fp16 (with SetDeqScale: ``cast_deq``).
+# here: int4b_t (packed two to a byte).
 CAST_MODES = {
     ("float16", "float32"): _EXACT, ("int8", "float16"): _EXACT, ("uint8", "float16"): _EXACT,
     ("int16", "float32"): _EXACT, ("int32", "int64"): _EXACT, ("int32", "int16"): _EXACT, ("int64", "int32"): _EXACT,
@@ -92,6 +92,7 @@ CAST_MODES = {
     ("float32", "float32"): _DIRECTED, ("float32", "int16"): _DIRECTED, ("float32", "int32"): _DIRECTED,
     ("float32", "int64"): _DIRECTED, ("int64", "float32"): _DIRECTED,
     ("bfloat16", "float32"): _EXACT, ("bfloat16", "int32"): _DIRECTED, ("float32", "bfloat16"): _DIRECTED,
+    ("int32", "float16"): frozenset(RoundMode),  # the mode ignored: SetDeqScale's fp16 scale (CastDequant's rule)
 }
 
 
@@ -382,6 +383,23 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     Primitive("cast_bf16", "Cast", "convert", ("dst", "src", "mode", "count"),
               "Cast with bf16 tiles (uint16 bits): bf16 -> fp32 (exact), bf16 -> int32 and fp32 -> bf16 under a "
               "RoundMode of CAST_MODES, as ``cast``.", "check_with_mode", "vector", kind="cast"),
+    # The DEQSCALE register and CastDequant (kernels/primitives/dequant.py): asc-devkit at 0da921b,
+    # 类型转换/寄存器配置说明/SetDeqScale.md, 复合计算/CastDequant.md and the dav_c220 vconv implementation.
+    Primitive("set_deq_scale", "SetDeqScale", "dequant", ("scale", "offset", "sign_mode", "sign_modes"),
+              "SetDeqScale: the DEQSCALE register from an fp16 scale; from (scale, offset, sign_mode) as one word "
+              "(fp32 scale bits 0-31, offset bits 37-45, sign mode bit 46); or 16 such words written into a uint64 "
+              "tile ``(vdeq, scales, offsets, sign_modes)``, the register holding its address.", ""),
+    Primitive("cast_dequant", "CastDequant", "dequant", ("dst", "src", "count"),
+              "CastDequant: int16 -> int8 / uint8 ``sat(rint(src * scale + offset))`` (the scale's low 13 fraction "
+              "bits dropped; ``is_vec_deq``: element j of each block under word j of the register's tensor), 16 "
+              "results in the high (``half_block``) or low half of each destination block; int32 -> fp16 "
+              "``fp16(src * scale)``, saturated.  Product exact, one rounding to nearest-even.", "check_with_mode",
+              "vector", kind="cast"),
+    Primitive("add_deq_relu", "AddDeqRelu", "dequant", ("dst", "src", "src1", "count"),
+              "AddDeqRelu: ``dst = Relu(fp16(a + b) under SetDeqScale(half))``, as c220 computes it: the int32 sum "
+              "(wrapping) to fp32, times 2**-17, the scale and 2**17 (each rounded to fp32), to fp16, Max with +0.  "
+              "The device computes in its sources: checked mode marks those bytes garbage.", "check_vector", "vector",
+              kind="arith"),
     # The mask register of the level-0 forms (kernels/primitives/masks.py).
     Primitive("set_mask_norm", "SetMaskNorm", "mask", (), "SetMaskNorm: the mask register is a bit per lane "
               "(normal mode, the default).", ""),

@@ -42,6 +42,7 @@ from .cmpmask import compare_register, get_cmp_mask, select_register, set_cmp_ma
 from .compound import *  # noqa: F403 - Axpy, MulAddDst, FusedMulAdd, MulAddRelu
 from .index import create_vec_index
 from .convert import cast, cast_bf16
+from .dequant import add_deq_relu, cast_dequant, set_deq_scale
 from .context import (
     big_small_lane_range, contiguous_lane_range, count_event, in_ub, lane_error, trace_work,
 )
@@ -63,7 +64,7 @@ __all__ = [
     "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,
     "create_vec_index",
-    "cast", "cast_bf16", "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
+    "cast", "cast_bf16", "cast_dequant", "set_deq_scale", "add_deq_relu", "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
     "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",
     "UnaryRepeatParams",
 ]

@@ -45,7 +45,7 @@ from ...host.trace import EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
-from ..lane import _address
+from ..lane import STATE_DEQSCALE, _address, _load_i64
 from .cmpsel import NO_OPERAND, _trace, check_with_mode
 from .masks import REPEAT_BYTES, call_mask, count_form_done, repeats_of
 from .preload import advance_preload
@@ -62,6 +62,8 @@ _TYPE_NAME = {types.float32: "float32", types.uint16: "float16", types.int8: "in
               types.int16: "int16", types.int32: "int32", types.int64: "int64"}
 # Fraction bits, least and greatest exponent.
 _FORMATS = {"float32": (23, -126, 127), "float16": (10, -14, 15), "bfloat16": (7, -126, 127)}
+FP16_MAX = 65504.0
+_DEQ = ("int32", "float16")  # the conversion under SetDeqScale(half)
 _HALF = {"float16": (f16_to_f32, f32_to_f16), "bfloat16": (bf16_to_f32, f32_to_bf16)}  # 16-bit float: widen, narrow
 
 
@@ -114,6 +116,16 @@ def _to_integer(x, lo, hi, mode):
     negative = x < 0.0
     r = _round_magnitude(-x if negative else x, negative, mode)
     return saturated(-r if negative else r, lo, hi)
+
+
+@jit(always_inline=True)
+def deq_f16(v, config):
+    """An int32 dequantized under the fp16 scale in a DEQSCALE word: fp16 bits."""
+    x = np.float64(v) * np.float64(f16_to_f32(np.uint16(config & 0xFFFF)))
+    if x != x:
+        return np.uint16(0x7E00)
+    r = _to_float(x, 10, -14, 15, 1)  # CAST_RINT, then saturated
+    return f32_to_f16(np.float32(min(max(r, -FP16_MAX), FP16_MAX)))
 
 
 # ---- one conversion per pair ------------------------------------------------------------------------
@@ -178,6 +190,8 @@ def _pairs(half: str):
                               f"device's Cast has (A2/A3: {', '.join(f'{s}->{d}' for s, d in CAST_MODES)}; "
                               f"cast_bf16 takes the bfloat16 ones, cast the others)")
         dtype = dst.dtype
+        if (source, target) == _DEQ:  # the mode slot carries the DEQSCALE word
+            return lambda dst, src, v, mode: deq_f16(v, mode)
         if target in _FORMATS:
             mbits, emin, emax = _FORMATS[target]
             if target in _HALF:
@@ -246,12 +260,33 @@ def _pairs(half: str):
         taken = sum(1 << int(m) for m in CAST_MODES.get(pair(dst, src), ()))
         return lambda dst, src: taken
 
-    return convert, convert_rint, modes_taken
+    def word_of(ctx, dst, src, m):
+        raise NotImplementedError  # compiled only
+
+    @overload(word_of, jit_options=OVERLOAD_OPTIONS)
+    def _ov_word_of(ctx, dst, src, m):
+        # What a conversion takes beside the element: the RoundMode, or for int32 -> fp16 the
+        # DEQSCALE register (the device ignores the mode there).
+        if pair(dst, src) == _DEQ:
+            return lambda ctx, dst, src, m: _load_i64(ctx.state_addr, STATE_DEQSCALE)
+        return lambda ctx, dst, src, m: m
+
+    def rint(dst, src, m):
+        raise NotImplementedError  # compiled only
+
+    @overload(rint, jit_options=OVERLOAD_OPTIONS)
+    def _ov_rint(dst, src, m):
+        # The conversion is CAST_RINT's (the DEQSCALE one takes no mode).
+        if pair(dst, src) == _DEQ:
+            return lambda dst, src, m: False
+        return lambda dst, src, m: m == RINT or m == NONE
+
+    return convert, convert_rint, modes_taken, word_of, rint
 
 
 def _cast_primitive(name: str, half: str):
     """Primitive ``name`` (a row of host.primitives): Cast with its uint16 tiles holding ``half``."""
-    convert, convert_rint, modes_taken = _pairs(half)
+    convert, convert_rint, modes_taken, word_of, rint = _pairs(half)
     code = EVENT[name]
 
     @jit(always_inline=True)
@@ -259,9 +294,9 @@ def _cast_primitive(name: str, half: str):
         return 0 <= m <= ODD and (modes_taken(dst, src) >> m) & 1 == 1
 
     @jit(inline="always")
-    def apply_cast(op, load, a, i, b, j, mode, dst, k, lane):
-        # The scalar slot carries the RoundMode.
-        return convert_rint(dst, a, a[i]) if mode == RINT or mode == NONE else convert(dst, a, a[i], mode)
+    def apply_cast(op, load, a, i, b, j, word, dst, k, lane):
+        # The scalar slot carries word_of's value.
+        return convert_rint(dst, a, a[i]) if rint(dst, a, word) else convert(dst, a, a[i], word)
 
     def count_form(ctx, dst, src, mode, count):
         m = np.int64(mode)
@@ -273,12 +308,13 @@ def _cast_primitive(name: str, half: str):
         _trace(ctx, code, n, dst, n * dst.itemsize, src, n * src.itemsize, src, n * src.itemsize)
         advance_preload(ctx)
         count_form_done(ctx)  # the device's level-2 Cast ends in normal mode with a full mask
-        if m == RINT or m == NONE:  # the common case, in a loop of its own: it vectorizes
+        if rint(dst, src, m):  # the common case, in a loop of its own: it vectorizes
             for i in range(max(min(count, dst.size, src.size), 0)):
                 dst[i] = convert_rint(dst, src, src[i])
         else:
+            word = word_of(ctx, dst, src, m)
             for i in range(max(min(count, dst.size, src.size), 0)):
-                dst[i] = convert(dst, src, src[i], m)
+                dst[i] = convert(dst, src, src[i], word)
 
     def level_0(ctx, dst, src, mode, mask, repeat_times, params, is_set_mask):
         m = np.int64(mode)
@@ -294,8 +330,8 @@ def _cast_primitive(name: str, half: str):
         nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // max(dst.itemsize, src.itemsize))
         _trace_repeat(ctx, code, nrep, dst, d_blk, d_rep, src, a_blk, a_rep, src, a_blk, a_rep)
         advance_preload(ctx)
-        repeat_loop(dst, src, src, m, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep, apply_cast,
-                    0, _bits_load, _bits_store)
+        repeat_loop(dst, src, src, word_of(ctx, dst, src, m), nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep,
+                    a_blk, a_rep, apply_cast, 0, _bits_load, _bits_store)
 
     count_form, level_0 = two_forms(name, count_form, level_0)
 
