@@ -20,12 +20,13 @@ from numba import njit
 import ascend_numba as an
 from ascend_numba.host.primitives import CAST_MODES, RoundMode
 from ascend_numba.host.references.convert import cast as reference
+from ascend_numba.host.references.convert import cast_from_int4, cast_to_int4
 from ascend_numba.host.references.dequant import cast_dequant_f16
 from ascend_numba.host.references.repeat import level0
-from ascend_numba.kernels import UnaryRepeatParams, alloc_buffer, cast, cast_bf16, data_copy, reinterpret
+from ascend_numba.kernels import UnaryRepeatParams, alloc_buffer, cast, cast_bf16, cast_int4, data_copy, reinterpret
 
 TILE = 256
-PAIRS = sorted(CAST_MODES)
+PAIRS = sorted(p for p in CAST_MODES if "int4b_t" not in p)  # int4b_t: cast_int4, at the end
 TILE_TYPE = {"float16": np.uint16, "bfloat16": np.uint16}  # 16-bit float tiles hold uint16 bits
 DEQ, DEQ_SCALE = ("int32", "float16"), 0.37  # Cast int32 -> fp16 takes SetDeqScale's fp16 scale
 VALUE_TYPE = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
@@ -271,3 +272,50 @@ def test_level0_compiled_interpreted_and_checked_agree(pair):
 def test_level0_checks_the_mode():
     with pytest.raises(an.KernelCheckError, match="mode-out-of-range"):
         _level0_run(1, RoundMode.CAST_FLOOR, 1, 0, 1, (1, 1, 8, 4), 0, checked=True, interpret=True)
+
+
+# ---- int4b_t: two elements a byte ---------------------------------------------------------------------
+
+@an.kernel
+def int4_kernel(ctx, h_gm, q_gm, back_gm, mode, count):
+    h = alloc_buffer(ctx, TILE, np.uint16)
+    q = alloc_buffer(ctx, TILE // 2, np.int8)
+    back = alloc_buffer(ctx, TILE, np.uint16)
+    data_copy(ctx, h, 0, h_gm, 0, TILE)
+    data_copy(ctx, q, 0, q_gm, 0, TILE // 2)
+    data_copy(ctx, back, 0, back_gm, 0, TILE)
+    cast_int4(ctx, q, h, mode, count)
+    cast_int4(ctx, back, q, 0, count)
+    data_copy(ctx, q_gm, 0, q, 0, TILE // 2)
+    data_copy(ctx, back_gm, 0, back, 0, TILE)
+
+
+def _int4_run(mode, count, seed, **options):
+    rng = np.random.default_rng(seed)
+    h = np.concatenate([np.array([0x7E00, 0xFC00, 0x7C00, 0x4700, 0xC880, 0x3800, 0xB800, 0x4100, 0x4300, 0x8000],
+                                 np.uint16), (rng.standard_normal(TILE - 10) * 6).astype(np.float16).view(np.uint16)])
+    q, back = np.full(TILE // 2, 0x5A, np.int8), np.full(TILE, 0x1234, np.uint16)
+    int4_kernel.launch(h, q, back, int(mode), count, block_dim=1, **options)
+    return h, q, back
+
+
+@settings(max_examples=12, deadline=None)
+@given(mode=st.sampled_from(sorted(CAST_MODES[("float16", "int4b_t")])), count=st.integers(0, TILE // 2).map(
+    lambda n: 2 * n), seed=st.integers(0, 2**16))
+def test_int4_packs_and_unpacks_as_the_reference(mode, count, seed):
+    h, q, back = _int4_run(mode, count, seed)
+    want = np.full(TILE // 2, 0x5A, np.uint8)
+    want[:count // 2] = cast_to_int4(h[:count].view(np.float16), mode)
+    assert q.view(np.uint8).tobytes() == want.tobytes(), RoundMode(mode).name
+    want_back = np.full(TILE, 0x1234, np.uint16)
+    want_back[:count] = cast_from_int4(want, count).view(np.uint16)
+    assert back.tobytes() == want_back.tobytes()
+
+
+def test_int4_compiled_interpreted_checked_agree_and_a_mode_is_checked():
+    compiled = _int4_run(RoundMode.CAST_FLOOR, 100, 1)
+    for options in ({"interpret": True}, {"checked": True, "interpret": True}):
+        assert all(c.tobytes() == o.tobytes() for c, o in zip(compiled, _int4_run(RoundMode.CAST_FLOOR, 100, 1,
+                                                                                  **options))), options
+    with pytest.raises(an.KernelCheckError, match="mode-out-of-range"):
+        _int4_run(RoundMode.CAST_ODD, 100, 1, checked=True, interpret=True)

@@ -80,8 +80,8 @@ _DIRECTED = frozenset({RoundMode.CAST_RINT, RoundMode.CAST_FLOOR, RoundMode.CAST
                        RoundMode.CAST_TRUNC})
 # The conversions on A2/A3, (source, destination) -> the modes each takes: the table of the
 # asc-devkit Cast page (cannmirror/asc-devkit at 0da921b, docs/zh/api/SIMD-API/基础API/
-# Memory矢量计算/类型转换/Cast.md).  A uint16 tile is fp16 to ``cast`` and bf16 to ``cast_bf16``.  Not
-# here: int4b_t (packed two to a byte).
+# Memory矢量计算/类型转换/Cast.md).  A uint16 tile is fp16 to ``cast`` and bf16 to ``cast_bf16``; int4b_t
+# is a byte tile of two elements to ``cast_int4``.
 CAST_MODES = {
     ("float16", "float32"): _EXACT, ("int8", "float16"): _EXACT, ("uint8", "float16"): _EXACT,
     ("int16", "float32"): _EXACT, ("int32", "int64"): _EXACT, ("int32", "int16"): _EXACT, ("int64", "int32"): _EXACT,
@@ -93,6 +93,7 @@ CAST_MODES = {
     ("float32", "int64"): _DIRECTED, ("int64", "float32"): _DIRECTED,
     ("bfloat16", "float32"): _EXACT, ("bfloat16", "int32"): _DIRECTED, ("float32", "bfloat16"): _DIRECTED,
     ("int32", "float16"): frozenset(RoundMode),  # the mode ignored: SetDeqScale's fp16 scale (CastDequant's rule)
+    ("float16", "int4b_t"): _DIRECTED | _EXACT, ("int4b_t", "float16"): _EXACT,  # cast_int4
 }
 
 
@@ -383,6 +384,10 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     Primitive("cast_bf16", "Cast", "convert", ("dst", "src", "mode", "count"),
               "Cast with bf16 tiles (uint16 bits): bf16 -> fp32 (exact), bf16 -> int32 and fp32 -> bf16 under a "
               "RoundMode of CAST_MODES, as ``cast``.", "check_with_mode", "vector", kind="cast"),
+    Primitive("cast_int4", "Cast", "convert", ("dst", "src", "mode", "count"),
+              "Cast between fp16 and int4b_t (a byte tile, element i in the low nibble of byte i // 2 when i is "
+              "even): fp16 -> int4b_t rounded under a RoundMode and saturated to [-8, 7] (a NaN gives 0), int4b_t -> "
+              "fp16 exact; the count form.", "check_with_mode", "vector", kind="cast"),
     # The DEQSCALE register and CastDequant (kernels/primitives/dequant.py): asc-devkit at 0da921b,
     # 类型转换/寄存器配置说明/SetDeqScale.md, 复合计算/CastDequant.md and the dav_c220 vconv implementation.
     Primitive("set_deq_scale", "SetDeqScale", "dequant", ("scale", "offset", "sign_mode", "sign_modes"),

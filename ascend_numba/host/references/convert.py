@@ -26,7 +26,7 @@ import numpy as np
 
 from ..primitives import RoundMode
 
-__all__ = ["cast"]
+__all__ = ["cast", "cast_to_int4", "cast_from_int4"]
 
 
 def _float_neighbours(x: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -140,3 +140,17 @@ def cast(src: np.ndarray, dtype, mode) -> np.ndarray:
             nan = np.isnan(x)
             return np.where(nan, src.astype(dtype) if src.dtype.kind in "fV" else out, out).astype(dtype)
         return _to_integer(x, dtype, mode)
+
+
+def cast_to_int4(src: np.ndarray, mode) -> np.ndarray:
+    """fp16 ``src`` to int4b_t under ``mode`` (saturated to [-8, 7]), packed two a byte (element i
+    in the low nibble of byte i // 2 when i is even), as uint8; an odd count's last high nibble 0."""
+    values = np.clip(cast(src, np.int8, mode).astype(np.int64), -8, 7) & 0xF
+    values = np.concatenate([values, np.zeros(values.size % 2, np.int64)])
+    return (values[0::2] | (values[1::2] << 4)).astype(np.uint8)
+
+
+def cast_from_int4(packed: np.ndarray, count: int) -> np.ndarray:
+    """``count`` int4b_t elements of the bytes ``packed`` as fp16 (exact)."""
+    nibbles = np.stack([packed & 0xF, packed >> 4], axis=1).reshape(-1)[:count].astype(np.int64)
+    return np.where(nibbles >= 8, nibbles - 16, nibbles).astype(np.float16)

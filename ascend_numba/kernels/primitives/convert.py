@@ -42,7 +42,7 @@ from numba import types
 from ...checked.rules import MODES, PRIMITIVE
 from ...host.primitives import CAST_MODES, PRIMITIVES, RoundMode
 from ...host.trace import EVENT
-from ..._numba_compat.extending import TypingError, overload
+from ..._numba_compat.extending import TypingError, as_dtype, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 from ..lane import STATE_DEQSCALE, _address, _load_i64
@@ -126,6 +126,26 @@ def deq_f16(v, config):
         return np.uint16(0x7E00)
     r = _to_float(x, 10, -14, 15, 1)  # CAST_RINT, then saturated
     return f32_to_f16(np.float32(min(max(r, -FP16_MAX), FP16_MAX)))
+
+
+def store_low8(dst, j, value):
+    """``dst[j]`` (an int8 or uint8 tile) = the low 8 bits of ``value``, compiled and interpreted
+    alike (NumPy refuses an out-of-range integer)."""
+    raise NotImplementedError  # compiled only
+
+
+@overload(store_low8, jit_options=OVERLOAD_OPTIONS)
+def _ovstore_low8(dst, j, value):
+    scalar = as_dtype(dst.dtype).type  # NumPy's scalar type: a cast compiled, a constructor interpreted
+    if dst.dtype.signed:
+        def store(dst, j, value):
+            low = np.int64(value) & 0xFF
+            dst[j] = scalar(low - 256 if low >= 128 else low)
+        return store
+
+    def store_unsigned(dst, j, value):
+        dst[j] = scalar(np.int64(value) & 0xFF)
+    return store_unsigned
 
 
 # ---- one conversion per pair ------------------------------------------------------------------------

@@ -45,12 +45,12 @@ from ...checked.rules import MODES, PRIMITIVE
 from ...checked.ub_shadow import set_garbage
 from ...host.primitives import PRIMITIVES
 from ...host.trace import EVENT
-from ..._numba_compat.extending import TypingError, as_dtype, overload
+from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import f16_to_f32, f32_as_u32, f32_to_f16, u32_as_f32
 from ..lane import STATE_DEQSCALE, _address, _load_i64, _store_i64
 from .cmpsel import NO_OPERAND, _trace, check_with_mode
-from .convert import deq_f16
+from .convert import deq_f16, store_low8
 from .masks import (REPEAT_BYTES, binary_params, call_mask, check_repeat, count_form_done, lane_index, lane_on,
                     mask_length, repeats_of, unary_params)
 from .preload import advance_preload
@@ -133,26 +133,6 @@ def _ov_pair(dst, src):
                       f"-> {dst.dtype}")
 
 
-def _store_b8(dst, j, value):
-    """``dst[j]`` = the low 8 bits of ``value`` (a result past the tile's type, when ``sign_mode``
-    does not match it, wraps as the compiled store does)."""
-    raise NotImplementedError  # compiled only
-
-
-@overload(_store_b8, jit_options=OVERLOAD_OPTIONS)
-def _ov_store_b8(dst, j, value):
-    scalar = as_dtype(dst.dtype).type  # NumPy's scalar type: a cast compiled, a constructor interpreted
-    if dst.dtype.signed:
-        def store(dst, j, value):
-            low = np.int64(value) & 0xFF
-            dst[j] = scalar(low - 256 if low >= 128 else low)
-        return store
-
-    def store_unsigned(dst, j, value):
-        dst[j] = scalar(np.int64(value) & 0xFF)
-    return store_unsigned
-
-
 @jit(always_inline=True)
 def _b8_index(r, k, d_blk, d_rep, half_block):
     """Lane k of repeat r of an 8-bit result: 16 to a destination block, in one half of it."""
@@ -173,7 +153,7 @@ def _lanes(ctx, dst, src, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, 
                 j = _b8_index(r, k, d_blk, d_rep, half_block)
                 if i < src.size and j < dst.size:
                     word = _load_i64(words, k % VDEQ_WORDS) if is_vec_deq else config
-                    _store_b8(dst, j, deq_b8(src[i], word))
+                    store_low8(dst, j, deq_b8(src[i], word))
             else:
                 j = lane_index(r, k, d_blk, d_rep, 16)
                 if i < src.size and j < dst.size:
