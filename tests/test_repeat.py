@@ -251,3 +251,33 @@ def test_an_fp16_axpy_source_on_its_fp32_destination_is_refused(apart):
     with pytest.raises(KernelCheckError, match="vector-partial-overlap") as caught:
         _mixed_axpy.launch(*args, block_dim=1, checked=True, interpret=True)
     assert caught.value.details["written_in"] == 0
+
+
+def test_a_level0_call_on_1_byte_tiles_does_not_compile():
+    @an.kernel
+    def bytes_add(ctx, x, out):
+        t = alloc_buffer(ctx, 256, np.int8)
+        data_copy(ctx, t, 0, x, 0, 256)
+        add(ctx, t, t, t, 128, 1, BinaryRepeatParams(1, 1, 1, 8, 8, 8))
+        data_copy(ctx, out, 0, t, 0, 256)
+
+    with pytest.raises(Exception, match="1-byte tiles only"):
+        bytes_add.launch(np.zeros(256, np.int8), np.zeros(256, np.int8), block_dim=1)
+
+
+@an.kernel
+def _huge_counter(ctx, x, out):
+    t = alloc_buffer(ctx, 256, np.float32)
+    data_copy(ctx, t, 0, x, 0, 256)
+    set_mask_count(ctx)
+    set_vector_mask(ctx, 0, 2**31 - 1)
+    muls(ctx, t, t, 2.0, MASK_PLACEHOLDER, 1, UnaryRepeatParams(1, 1, 8, 8), False)
+    set_mask_norm(ctx)
+    data_copy(ctx, out, 0, t, 0, 256)
+
+
+def test_a_huge_counter_is_reported_at_the_tiles_end():
+    """Checked mode stops at the first lane past the tile (interpreted: 2**31 lanes would not end)."""
+    with pytest.raises(KernelCheckError, match="ub-outside-buffer"):
+        _huge_counter.launch(np.zeros(256, np.float32), np.zeros(256, np.float32), block_dim=1, checked=True,
+                             interpret=True)

@@ -365,6 +365,21 @@ def _ov_alias(dst, a):
     return lambda dst, a: a
 
 
+def lanes_fit(dst, a, b):
+    """A compile-time check of a level-0 call's operand types: a repeat is 256 bytes of the widest,
+    so 1-byte operands alone would make 256 lanes, more than the mask register's 128 bits (the
+    device has no such level-0 instruction)."""
+    raise NotImplementedError  # compiled only
+
+
+@overload(lanes_fit, jit_options=OVERLOAD_OPTIONS)
+def _ov_lanes_fit(dst, a, b):
+    if max(t.dtype.bitwidth for t in (dst, a, b)) == 8:
+        raise TypingError(f"a level-0 vector call on 1-byte tiles only ({dst.dtype}): 256 lanes a repeat, more than "
+                          f"the mask's 128 bits; the device takes 2- and 4-byte tiles here")
+    return lambda dst, a, b: None
+
+
 @jit
 def _run_ok(ctx, prim, operand, addr, nbytes, size, start, stop, write):
     """Elements [start, stop) of one operand lie in its tensor; a source's bytes were written."""
@@ -391,7 +406,8 @@ def _runs_ok(ctx, prim, operand, addr, nbytes, size, blk, rep, nrep, counter, hi
                 i = lane_index(r, k, blk, rep, per_block)
                 if i == stop and stop > start:
                     stop += 1
-                    continue
+                    if stop * size <= nbytes:  # a run leaving its tensor is reported now (a huge counter)
+                        continue
             if stop > start:
                 if not _run_ok(ctx, prim, operand, addr, nbytes, size, start, stop, write):
                     return np.int64(-1), hi

@@ -37,8 +37,8 @@ from . import pinned
 from .elements import (add_relu_element, canonical_nan, max_element, min_element, relu_element,
                        shift_left_element, shift_right_element, sqrt_element, sub_relu_element)
 from .masks import (BLOCK_BYTES, BLOCKS, REPEAT_BYTES, _alias, binary_params, block_lanes, call_mask, check_repeat,
-                    contiguous_count, count_form_done, lane_index, mask_length, repeats_of, run_lanes, stride_u8,
-                    stride_u16, unary_params)
+                    contiguous_count, count_form_done, lane_index, lanes_fit, mask_length, repeats_of, run_lanes,
+                    stride_u8, stride_u16, unary_params)
 from .preload import advance_preload
 
 __all__ = ["set_value", *VECTOR_OPS]
@@ -289,6 +289,7 @@ def repeat_loop(dst, a, b, scalar, nrep, counter, high, low, d_blk, d_rep, a_blk
     # of a repeat are back to back, a repeat is one loop over m elements; otherwise block by
     # block, a whole block's lanes in a loop without tests.  An element past an operand's tensor is
     # skipped (checked mode has reported it).
+    lanes_fit(dst, a, b)
     widest = max(dst.itemsize, a.itemsize, b.itemsize)
     lanes, epb = REPEAT_BYTES // widest, BLOCK_BYTES // widest
     d_epb, a_epb, b_epb = BLOCK_BYTES // dst.itemsize, BLOCK_BYTES // a.itemsize, BLOCK_BYTES // b.itemsize
