@@ -183,3 +183,13 @@ def test_a_source_add_deq_relu_computed_in_is_reported_when_copied_out():
     with pytest.raises(an.KernelCheckError, match="gm-write-garbage"):
         dequant_kernel.launch(x16, x32, y8, yu8, yh, scales, offsets, signs, 3, 64, 1.0, 0, True, True, False,
                               0, 1, 8, 1, 8, block_dim=1, checked=True, interpret=True)
+
+
+def test_b8_rounds_the_product_then_clamps_before_the_offset():
+    """The 950 model's steps: rint(src * scale) to [-256, 255], then the offset, then the sign mode."""
+    src = np.array([300, 1, -400], np.int16)
+    dst = np.zeros(32, np.int8)
+    out = cast_dequant_b8(dst, src, deq_config(1.0, -200, True), False, [(0, 0), (2, 0)])
+    assert out[[0, 2]].tolist() == [55, -128]  # 300 -> 255 - 200; -400 -> -256 - 200, saturated
+    tie = cast_dequant_b8(dst, src, deq_config(0.5, 1, True), False, [(1, 0)])
+    assert tie[1] == 1  # rint(0.5) = 0, then + 1 (not rint(1.5) = 2)

@@ -395,10 +395,12 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "(fp32 scale bits 0-31, offset bits 37-45, sign mode bit 46); or 16 such words written into a uint64 "
               "tile ``(vdeq, scales, offsets, sign_modes)``, the register holding its address.", ""),
     Primitive("cast_dequant", "CastDequant", "dequant", ("dst", "src", "count"),
-              "CastDequant: int16 -> int8 / uint8 ``sat(rint(src * scale + offset))`` (the scale's low 13 fraction "
+              "CastDequant: int16 -> int8 / uint8 ``sat(clamp(rint(src * scale), -256, 255) + offset)`` (the "
+              "scale's low 13 fraction "
               "bits dropped; ``is_vec_deq``: element j of each block under word j of the register's tensor), 16 "
               "results in the high (``half_block``) or low half of each destination block; int32 -> fp16 "
-              "``fp16(src * scale)``, saturated.  Product exact, one rounding to nearest-even.", "check_with_mode",
+              "``fp16(src * 2**-17 * scale * 2**17)``, saturated; fp32 products, ties to even (the 950's model).",
+              "check_with_mode",
               "vector", kind="cast"),
     Primitive("add_deq_relu", "AddDeqRelu", "dequant", ("dst", "src", "src1", "count"),
               "AddDeqRelu: ``dst = Relu(fp16(a + b) under SetDeqScale(half))``, as c220 computes it: the int32 sum "

@@ -1,10 +1,8 @@
-"""SetDeqScale's words and CastDequant, written for clarity with exact fractions (the compiled
-ones: ``kernels/primitives/dequant.py``, whose docstring gives the device's sources and the
-twin's choices)."""
+"""SetDeqScale's words, CastDequant and AddDeqRelu, written for clarity in NumPy's fp32 (the
+compiled ones: ``kernels/primitives/dequant.py``, whose docstrings give the device's sources: the
+steps are the Ascend 950's software model of the instructions and c220's AddDeqReluCompute)."""
 
 from __future__ import annotations
-
-from fractions import Fraction
 
 import numpy as np
 
@@ -18,14 +16,12 @@ def deq_config(scale: float, offset: int, sign_mode: bool) -> int:
 
 def _b8(v: int, word: int) -> int:
     scale = np.uint32(word & 0xFFFFE000).view(np.float32)  # the fp32 scale with 10 fraction bits
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = np.float32(v) * scale  # rounded to fp32
+    r = 0 if np.isnan(t) else int(np.clip(np.rint(np.float64(t)), -32768, 32767))  # ties to even, int16
     offset = (word >> 37) & 0x1FF
-    offset = offset - 512 if offset >= 256 else offset
-    lo, hi = (-128, 127) if (word >> 46) & 1 else (0, 255)
-    if np.isnan(scale) or (np.isinf(scale) and v == 0):  # a NaN product: 0
-        return 0
-    if np.isinf(scale):
-        return hi if (v > 0) == (scale > 0) else lo
-    return min(max(round(Fraction(int(v)) * Fraction(float(scale)) + offset), lo), hi)  # round: ties to even
+    r = int(np.clip(r, -256, 255)) + (offset - 512 if offset >= 256 else offset)
+    return int(np.clip(r, -128, 127)) if (word >> 46) & 1 else int(np.clip(r, 0, 255))
 
 
 def cast_dequant_b8(dst: np.ndarray, src: np.ndarray, words, half_block: bool, lanes) -> np.ndarray:
@@ -39,23 +35,25 @@ def cast_dequant_b8(dst: np.ndarray, src: np.ndarray, words, half_block: bool, l
     return out
 
 
-def cast_dequant_f16(src: np.ndarray, scale: np.float16) -> np.ndarray:
-    """int32 -> fp16: ``src * scale`` rounded once to nearest-even, saturated to the finite range."""
+def _scaled(x: np.ndarray, scale: np.float16) -> np.ndarray:
+    """int32 to fp32, times 2**-17, the scale and 2**17, each product in fp32."""
     with np.errstate(over="ignore", invalid="ignore"):
-        exact = src.astype(np.float64) * np.float64(scale)  # 31 + 11 bits: exact
-        out = exact.astype(np.float16)  # NumPy rounds a float64 to fp16 once
-    out = np.where(np.isinf(out), np.copysign(np.float16(65504), exact).astype(np.float16), out)
-    return np.where(np.isnan(exact), np.float16(np.nan), out).astype(np.float16)
+        return x.astype(np.float32) * np.float32(2.0 ** -17) * np.float32(scale) * np.float32(2.0 ** 17)
+
+
+def cast_dequant_f16(src: np.ndarray, scale: np.float16) -> np.ndarray:
+    """int32 -> fp16: the scaled fp32 rounded to fp16, saturated to the finite range (a NaN: the
+    default NaN)."""
+    f = _scaled(src, scale)
+    out = np.clip(f, -65504, 65504).astype(np.float16)
+    return np.where(np.isnan(f), np.float16(np.nan), out).astype(np.float16)
 
 
 def add_deq_relu(a: np.ndarray, b: np.ndarray, scale: np.float16) -> np.ndarray:
-    """AddDeqRelu, the c220 implementation's steps in NumPy: the int32 sum (wrapping), to fp32,
-    times 2**-17, times the scale, times 2**17 (fp32 products), to fp16, then Relu (+0 for a
+    """AddDeqRelu: the int32 sum (wrapping), scaled, to fp16 (IEEE overflow), then Relu (+0 for a
     negative or -0 result; a NaN the default NaN)."""
     total = (a.astype(np.int64) + b.astype(np.int64)).astype(np.int32)  # wraps
     with np.errstate(over="ignore", invalid="ignore"):
-        f = total.astype(np.float32) * np.float32(2.0 ** -17)
-        f = f * np.float32(scale)
-        h = (f * np.float32(2.0 ** 17)).astype(np.float16)
+        h = _scaled(total, scale).astype(np.float16)
     relu = np.where(np.signbit(h), np.float16(0), h)
     return np.where(np.isnan(h), np.float16(np.nan), relu).astype(np.float16)

@@ -65,7 +65,8 @@ __all__ = [
     "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,
     "create_vec_index",
-    "cast", "cast_bf16", "cast_int4", "cast_dequant", "set_deq_scale", "add_deq_relu", "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
+    "cast", "cast_bf16", "cast_int4", "cast_dequant", "set_deq_scale", "add_deq_relu",
+    "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
     "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",
     "UnaryRepeatParams",
 ]

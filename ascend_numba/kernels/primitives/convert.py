@@ -119,13 +119,24 @@ def _to_integer(x, lo, hi, mode):
 
 
 @jit(always_inline=True)
+def deq_scaled(v, config):
+    """An int32 times the fp16 scale of a DEQSCALE word as the device computes it (the Ascend 950's
+    software model of the instruction, asc-devkit 0da921b, impl/basic_api/dav_3510/
+    kernel_operator_vec_vconv_impl.h, CastDeqS322f16ImplVF; c220's AddDeqReluCompute the same):
+    to fp32, times 2**-17, the scale and 2**17, each product rounded to fp32."""
+    f = np.float32(np.float32(v) * np.float32(2.0 ** -17))
+    f = np.float32(f * f16_to_f32(np.uint16(config & 0xFFFF)))
+    return np.float32(f * np.float32(2.0 ** 17))
+
+
+@jit(always_inline=True)
 def deq_f16(v, config):
-    """An int32 dequantized under the fp16 scale in a DEQSCALE word: fp16 bits."""
-    x = np.float64(v) * np.float64(f16_to_f32(np.uint16(config & 0xFFFF)))
-    if x != x:
+    """An int32 dequantized to fp16 bits: ``deq_scaled`` rounded to fp16, saturated to the largest
+    finite value (the CastDequant page); a NaN scale gives the default NaN."""
+    f = deq_scaled(v, config)
+    if f != f:
         return np.uint16(0x7E00)
-    r = _to_float(x, 10, -14, 15, 1)  # CAST_RINT, then saturated
-    return f32_to_f16(np.float32(min(max(r, -FP16_MAX), FP16_MAX)))
+    return f32_to_f16(np.float32(min(max(f, -FP16_MAX), FP16_MAX)))
 
 
 def store_low8(dst, j, value):

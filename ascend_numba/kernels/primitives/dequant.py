@@ -17,7 +17,7 @@ CastDequant, ``cast_dequant(ctx, dst, src, count, is_vec_deq=True, half_block=Tr
 level-0 form ``(ctx, dst, src, mask, repeat_times, UnaryRepeatParams, is_set_mask=True,
 is_vec_deq=True, half_block=True)``:
 
-* int16 -> int8 / uint8: ``dst = sat(rint(src * scale + offset))``, the scale with its low 13
+* int16 -> int8 / uint8: ``dst = sat(clamp(rint(src * scale), -256, 255) + offset)``, the scale with its low 13
   fraction bits dropped (the page: the hardware takes it as 1 sign, 8 exponent and 10 fraction
   bits), the offset a signed 9-bit integer, saturated to int8 when ``sign_mode`` is set, else to
   uint8.  Each 32-byte block of the source (16 elements) gives 16 bytes placed in one half of
@@ -25,14 +25,16 @@ is_vec_deq=True, half_block=True)``:
   the low one without; the other half is left as it was.  ``is_vec_deq``: element j of each
   source block takes word j of the register's tensor, otherwise every element the register's
   own word.
-* int32 -> fp16: ``dst = fp16(src * scale)``, the fp16 scale of ``SetDeqScale(half)``.
+* int32 -> fp16: ``dst = fp16(src * 2**-17 * scale * 2**17)`` in fp32 steps, the fp16 scale of
+  ``SetDeqScale(half)``.
 
-The pages name neither the product's precision nor the rounding of the b8 result; the twin's
-choice: the product and the offset exact (float64), rounded once to nearest-even; an fp16 result
-past the largest finite value saturates to it (the page: "the output's overflow saturates"); a
-NaN scale gives 0 for b8 and the default NaN for fp16.  Checked mode verifies the bytes each form
-touches (a b8 destination's whole blocks in the level-0 form) and, with ``is_vec_deq`` in the
-count form, the 128 bytes of the register's tensor.
+The pages name neither the product's precision nor the rounding: the twin takes the steps of the
+Ascend 950's software model of these instructions (impl/basic_api/dav_3510/
+kernel_operator_vec_vconv_impl.h; see ``deq_b8`` and ``convert.deq_scaled``), fp32 products and ties
+to even; an fp16 result past the largest finite value saturates to it (the page: "the output's
+overflow saturates"); a NaN scale gives 0 for b8 and the default NaN for fp16. Checked mode verifies
+the bytes each form touches (a b8 destination's whole blocks in the level-0 form) and, with
+``is_vec_deq`` in the count form, the 128 bytes of the register's tensor.
 """
 
 from __future__ import annotations
@@ -47,15 +49,15 @@ from ...host.primitives import PRIMITIVES
 from ...host.trace import EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..half import f16_to_f32, f32_as_u32, f32_to_f16, u32_as_f32
+from ..half import f32_as_u32, f32_to_f16, u32_as_f32
 from ..lane import STATE_DEQSCALE, _address, _load_i64, _store_i64
 from .cmpsel import NO_OPERAND, _trace, check_with_mode
-from .convert import deq_f16, store_low8
+from .convert import deq_f16, deq_scaled, store_low8
 from .masks import (REPEAT_BYTES, binary_params, call_mask, check_repeat, count_form_done, lane_index, lane_on,
                     mask_length, repeats_of, unary_params)
 from .preload import advance_preload
-from .vector import (_trace_repeat, _trace_vector, binary_strides, check_vector, count_of, declared, set_value, two_forms,
-                     unary_strides)
+from .vector import (_trace_repeat, _trace_vector, binary_strides, check_vector, count_of, declared, set_value,
+                     two_forms, unary_strides)
 
 __all__ = ["set_deq_scale", "cast_dequant", "add_deq_relu"]
 
@@ -108,14 +110,16 @@ def _ov_set_deq_scale(ctx, scale, offset=None, sign_mode=None, sign_modes=None):
 
 @jit(always_inline=True)
 def deq_b8(v, config):
-    """An int16 dequantized under a DEQSCALE word to an int64 in int8's or uint8's range."""
-    scale = np.float64(u32_as_f32(config & 0xFFFFE000))  # 1 sign, 8 exponent, 10 fraction bits
+    """An int16 dequantized under a DEQSCALE word to an int64 in int8's or uint8's range, in the
+    steps of the Ascend 950's software model of the instruction (asc-devkit 0da921b,
+    impl/basic_api/dav_3510/kernel_operator_vec_vconv_impl.h): times the scale with 10 fraction
+    bits in fp32, rounded to an integer (ties to even, saturated to int16), clamped to [-256, 255],
+    plus the offset (a signed 9-bit field, as the page says), saturated by the sign mode."""
+    t = np.float32(np.float32(v) * u32_as_f32(config & 0xFFFFE000))
+    r = np.int64(0) if t != t else np.int64(min(max(np.rint(np.float64(t)), -32768.0), 32767.0))
     offset = (config >> 37) & 0x1FF
-    x = np.float64(v) * scale + np.float64(offset - 512 if offset >= 256 else offset)
-    lo, hi = (-128.0, 127.0) if (config >> 46) & 1 else (0.0, 255.0)
-    if x != x:
-        return np.int64(0)
-    return np.int64(min(max(np.rint(x), lo), hi))
+    r = min(max(r, -256), 255) + (offset - 512 if offset >= 256 else offset)
+    return min(max(r, -128), 127) if (config >> 46) & 1 else min(max(r, 0), 255)
 
 
 def _pair(dst, src):
@@ -212,13 +216,10 @@ cast_dequant = declared(_cast_dequant, PRIMITIVES["cast_dequant"], __name__)
 
 @jit(always_inline=True)
 def deq_relu(a, b, config):
-    """AddDeqRelu's element as the c220 implementation computes it: the int32 sum (wrapping), to
-    fp32, times 2**-17, times the fp16 scale, times 2**17 (each product rounded to fp32), to fp16,
-    then Max with +0 (a negative or -0 result gives +0, a NaN the default NaN)."""
-    s = (np.int64(a) + np.int64(b) + 2**31) % 2**32 - 2**31
-    f = np.float32(np.float32(s) * np.float32(2.0 ** -17))
-    f = np.float32(f * f16_to_f32(np.uint16(config & 0xFFFF)))
-    h = f32_to_f16(np.float32(f * np.float32(2.0 ** 17)))
+    """AddDeqRelu's element as the c220 implementation computes it: the int32 sum (wrapping), scaled
+    as ``deq_scaled``, to fp16 (IEEE overflow, the twin's Cast), then Max with +0 (a negative or -0
+    result gives +0, a NaN the default NaN)."""
+    h = f32_to_f16(deq_scaled((np.int64(a) + np.int64(b) + 2**31) % 2**32 - 2**31, config))
     if h & 0x7FFF > 0x7C00:
         return np.uint16(0x7E00)
     return np.uint16(0) if h & 0x8000 else h
@@ -226,13 +227,14 @@ def deq_relu(a, b, config):
 
 @checked_rule
 @jit
-def check_sources_overwritten(ctx, a_addr, a_start, b_addr, b_start, n):
+def check_sources_overwritten(ctx, a_addr, a_nbytes, a_start, b_addr, b_nbytes, b_start, n):
     """AddDeqRelu on c220 computes in its sources: ``n`` fp32 values over src0 from element
-    ``a_start`` and ``n`` fp16 values over src1 from its half ``b_start``.  Those bytes hold no value a
-    kernel wrote: marked garbage, so a later use reaching GM is reported."""
+    ``a_start`` and ``n`` fp16 values over src1 from its half ``b_start``.  Those bytes (as far as
+    each tensor reaches) hold no value a kernel wrote: marked garbage, so a later use reaching GM
+    is reported."""
     ub = np.int64(ctx.ub_addr)
-    set_garbage(ctx, np.int64(a_addr) - ub + 4 * a_start, 4 * n, 1)
-    set_garbage(ctx, np.int64(b_addr) - ub + 2 * b_start, 2 * n, 1)
+    set_garbage(ctx, np.int64(a_addr) - ub + 4 * a_start, max(min(4 * n, a_nbytes - 4 * a_start), 0), 1)
+    set_garbage(ctx, np.int64(b_addr) - ub + 2 * b_start, max(min(2 * n, b_nbytes - 2 * b_start), 0), 1)
     return True
 
 
@@ -252,7 +254,8 @@ def _add_deq_relu_count(ctx, dst, a, b, count):
     for i in range(min(n, dst.size, a.size, b.size)):
         dst[i] = deq_relu(a[i], b[i], config)
     for start in range(0, n, _CHUNK):  # each chunk's halves from the chunk's first byte of src1
-        check_sources_overwritten(ctx, _address(a), start, _address(b), 2 * start, min(_CHUNK, n - start))
+        check_sources_overwritten(ctx, _address(a), a.nbytes, start, _address(b), b.nbytes, 2 * start,
+                                  min(_CHUNK, n - start))
     count_form_done(ctx)
 
 
@@ -278,8 +281,8 @@ def _add_deq_relu_level0(ctx, dst, a, b, mask, repeat_times, params, is_set_mask
                     dst[d] = deq_relu(a[i], b[j], config)
     # 32 repeats a chunk, each computed from its chunk's first element of each source, contiguously.
     for first in range(0, nrep, _CHUNK // 64):
-        check_sources_overwritten(ctx, _address(a), first * a_rep * 8, _address(b), 2 * first * b_rep * 8,
-                                  min(_CHUNK // 64, nrep - first) * 64)
+        check_sources_overwritten(ctx, _address(a), a.nbytes, first * a_rep * 8, _address(b), b.nbytes,
+                                  2 * first * b_rep * 8, min(_CHUNK // 64, nrep - first) * 64)
 
 
 def _deq_types(dst, a, b):
