@@ -39,7 +39,8 @@ def _tile_type(name):
 def _kernel_source() -> str:
     params = [f"{p}{k}" for k in range(len(PAIRS)) for p in ("x", "y")]
     lines = ["import numpy as np", "import ascend_numba as an", "from ascend_numba.kernels import alloc_buffer, cast, "
-             "data_copy, cast_bf16, set_deq_scale", "", f"@an.kernel(outputs={tuple(p for p in params if p.startswith('y'))!r})",
+             "data_copy, cast_bf16, set_deq_scale", "",
+             f"@an.kernel(outputs={tuple(p for p in params if p.startswith('y'))!r})",
              f"def every_cast(ctx, {', '.join(params)}, mode):"]
     for k, (source, target) in enumerate(PAIRS):
         lines += [f"    a{k} = alloc_buffer(ctx, {TILE}, np.{_tile_type(source).name})",

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 import ascend_numba as an
 from ascend_numba.host.references.dequant import add_deq_relu as add_deq_relu_reference
 from ascend_numba.host.references.dequant import cast_dequant_b8, cast_dequant_f16, deq_config
-from ascend_numba.kernels import (BinaryRepeatParams, UnaryRepeatParams, add_deq_relu, alloc_buffer, cast_dequant, data_copy,
-                                  set_deq_scale)
+from ascend_numba.kernels import (BinaryRepeatParams, UnaryRepeatParams, add_deq_relu, alloc_buffer, cast_dequant,
+                                  data_copy, set_deq_scale)
 
 N = 512  # source elements
 

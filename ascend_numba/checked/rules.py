@@ -200,9 +200,9 @@ GM_WRITE_GARBAGE = Rule(
     "padding past a tensor's end, or a source the device computes in: AddDeqRelu's), or computed from such bytes, are "
     "in the tensor when the launch ends",
     "garbage left in a GM tensor when the launch ends: bytes a lane read from GM padding (past a tensor's end) and the "
-    "sources AddDeqRelu overwrites on the device are garbage, copies move the mark, vector ops, Gather and TTRANS carry it element by element; a whole block written "
-    "with garbage and overwritten later (Tile's first aligned write of a row) is clean. Named: the lane and "
-    "primitive that wrote the first such byte, and its offset")
+    "sources AddDeqRelu overwrites on the device are garbage, copies move the mark, vector ops, Gather and TTRANS "
+    "carry it element by element; a whole block written with garbage and overwritten later (Tile's first aligned "
+    "write of a row) is clean. Named: the lane and primitive that wrote the first such byte, and its offset")
 GM_OUTPUT_UNWRITTEN = Rule(
     "gm-output-unwritten", ("tensor", "start", "end", "tensor_bytes", "lane_before", "lane_after"), _output_unwritten,
     "bytes of a declared output (`@an.kernel(outputs=(\"y\",))`; every shipped op declares its outputs) that no lane "

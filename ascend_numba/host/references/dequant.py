@@ -30,8 +30,8 @@ def cast_dequant_b8(dst: np.ndarray, src: np.ndarray, words, half_block: bool, l
     out = dst.copy()
     for i, block in lanes:
         word = words[i % 16] if isinstance(words, (list, tuple)) else words
-        out[block * 32 + (16 if half_block else 0) + i % 16] = np.array(_b8(int(src[i]), word) & 0xFF).astype(np.uint8).view(
-            out.dtype)  # a sign mode that does not match the tile: the low 8 bits
+        low = np.array(_b8(int(src[i]), word) & 0xFF).astype(np.uint8)  # a sign mode unlike the tile's: low 8 bits
+        out[block * 32 + (16 if half_block else 0) + i % 16] = low.view(out.dtype)
     return out
 
 

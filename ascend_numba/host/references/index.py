@@ -1,10 +1,10 @@
 """CreateVecIndex, written for clarity (the compiled one: ``kernels/primitives/index.py``).
 
 The A2/A3 implementation's recurrence (``impl/basic_api/dav_c220/
-kernel_operator_vec_createvecindex_impl.h``, cannmirror/asc-devkit at 0da921b): the first 32-byte block is ``first + i`` from the scalar
-unit, each later block of the first repeat the block before it plus the block's length, each later
-repeat the repeat before it plus the repeat's length, each step in the tile's type (fp16 arithmetic
-rounds, integers wrap).
+kernel_operator_vec_createvecindex_impl.h``, cannmirror/asc-devkit at 0da921b): the first 32-byte
+block is ``first + i`` from the scalar unit, each later block of the first repeat the block before
+it plus the block's length, each later repeat the repeat before it plus the repeat's length, each
+step in the tile's type (fp16 arithmetic rounds, integers wrap).
 """
 
 from __future__ import annotations

@@ -146,7 +146,7 @@ def store_low8(dst, j, value):
 
 
 @overload(store_low8, jit_options=OVERLOAD_OPTIONS)
-def _ovstore_low8(dst, j, value):
+def _ov_store_low8(dst, j, value):
     scalar = as_dtype(dst.dtype).type  # NumPy's scalar type: a cast compiled, a constructor interpreted
     if dst.dtype.signed:
         def store(dst, j, value):

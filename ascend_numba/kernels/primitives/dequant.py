@@ -17,9 +17,9 @@ CastDequant, ``cast_dequant(ctx, dst, src, count, is_vec_deq=True, half_block=Tr
 level-0 form ``(ctx, dst, src, mask, repeat_times, UnaryRepeatParams, is_set_mask=True,
 is_vec_deq=True, half_block=True)``:
 
-* int16 -> int8 / uint8: ``dst = sat(clamp(rint(src * scale), -256, 255) + offset)``, the scale with its low 13
-  fraction bits dropped (the page: the hardware takes it as 1 sign, 8 exponent and 10 fraction
-  bits), the offset a signed 9-bit integer, saturated to int8 when ``sign_mode`` is set, else to
+* int16 -> int8 / uint8: ``dst = sat(clamp(rint(src * scale), -256, 255) + offset)``, the scale
+  with its low 13 fraction bits dropped (the page: the hardware takes it as 1 sign, 8 exponent and
+  10 fraction bits), the offset a signed 9-bit integer, saturated to int8 when ``sign_mode`` is set, else to
   uint8.  Each 32-byte block of the source (16 elements) gives 16 bytes placed in one half of
   a destination block: the high half with ``half_block`` (the c220 call ``vconv_deqs162b8h``),
   the low one without; the other half is left as it was.  ``is_vec_deq``: element j of each
@@ -144,10 +144,17 @@ def _b8_index(r, k, d_blk, d_rep, half_block):
 
 
 @jit(always_inline=True)
+def _vdeq_address(ctx):
+    """The address of the per-element form's tensor: the DEQSCALE register holds it in 32-byte units
+    from the UB's start."""
+    return np.int64(ctx.ub_addr) + (_load_i64(ctx.state_addr, STATE_DEQSCALE) << 5)
+
+
+@jit(always_inline=True)
 def _lanes(ctx, dst, src, nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, is_vec_deq, half_block):
     config = _load_i64(ctx.state_addr, STATE_DEQSCALE)
     lanes = REPEAT_BYTES // src.itemsize
-    words = np.int64(ctx.ub_addr) + (config << 5)  # the per-element form's tensor
+    words = _vdeq_address(ctx)
     for r in range(nrep):
         for k in range(lanes):
             if not lane_on(counter, high, low, lanes, r, k):
@@ -169,7 +176,7 @@ def _cast_dequant_count(ctx, dst, src, count, is_vec_deq, half_block):
     b8 = _pair(dst, src) == 1
     vec = b8 and is_vec_deq
     ext = (((n - 1) // 16) * 32 + (16 if half_block else 0) + (n - 1) % 16 + 1 if n else 0) if b8 else 2 * n
-    words = np.int64(ctx.ub_addr) + (_load_i64(ctx.state_addr, STATE_DEQSCALE) << 5)
+    words = _vdeq_address(ctx)
     if not check_with_mode(ctx, _PRIM, count, src.itemsize, 0, 0, _ROUND_MODE, True, _address(dst), dst.nbytes,
                            ext, _address(src), src.nbytes, n * src.itemsize, words if vec else 0,
                            8 * VDEQ_WORDS if vec else 0, 8 * VDEQ_WORDS if vec else NO_OPERAND, 0, 0, NO_OPERAND,

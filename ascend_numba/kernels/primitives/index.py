@@ -127,10 +127,10 @@ def _create_vec_index_level0(ctx, dst, first, mask, repeat_times, dst_block_stri
                         dst.nbytes, dst.itemsize, dst_block_stride, dst_repeat_stride, 0, 0, NO_OPERAND, 0, 0, 0, 0,
                         NO_OPERAND, 0, 0, False):
         return
-    d_blk, d_rep = stride_u16(dst_block_stride) * per_block, stride_u8(dst_repeat_stride) * per_block
-    _trace_repeat(ctx, _CODE, max(nrep, 1), dst, d_blk // per_block, d_rep // per_block, dst, d_blk // per_block,
-                  d_rep // per_block, dst, d_blk // per_block, d_rep // per_block)
+    blk, rep = stride_u16(dst_block_stride), stride_u8(dst_repeat_stride)
+    _trace_repeat(ctx, _CODE, max(nrep, 1), dst, blk, rep, dst, blk, rep, dst, blk, rep)
     advance_preload(ctx)
+    d_blk, d_rep = blk * per_block, rep * per_block  # in elements
     start, block_step, repeat_step = _vscalar(dst, first), _step(dst, per_block), _step(dst, lanes)
     for k in range(m if continuous else lanes):  # the first repeat
         at = k // per_block * d_blk + k % per_block
