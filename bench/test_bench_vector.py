@@ -2,6 +2,12 @@
 instructions, copied out, 2 lanes) next to the same loop in plain Numba, the NumPy expression a
 gen_data.py would use and a same-size memory copy (issue #51, "Speed").
 
+The "plain numba" form is the fused loop (one pass, no staging); "plain numba tiled" is the
+kernel's own structure (the same tiles copied into per-lane buffers, computed, copied out)
+written in plain Numba, for the one-instruction and three-instruction groups: the twin's
+primitives are at plain-Numba speed when they match the tiled form; the distance from the tiled
+form to the fused loop is what staging through a UB costs on a CPU.
+
 Groups: one instruction (Add), a chain of three (Mul, Adds, Relu), compare-then-select (a
 threshold: ``where(x > y, x, y)`` through a bit mask) and Add in the level-0 form under a
 continuous mask (48 of each repeat's 64 lanes: the lane-by-lane path).
@@ -105,12 +111,40 @@ def numba_threshold(x, y, z):
         z[i] = x[i] if x[i] > y[i] else y[i]
 
 
+@numba.njit(parallel=True, cache=True)
+def numba_add_tiled(x, y, z):
+    tiles = x.size // TILE
+    for lane in numba.prange(LANES):
+        a, b = np.empty(TILE, np.float32), np.empty(TILE, np.float32)
+        for t in range(lane * tiles // LANES, (lane + 1) * tiles // LANES):
+            a[:] = x[t * TILE:(t + 1) * TILE]
+            b[:] = y[t * TILE:(t + 1) * TILE]
+            a += b
+            z[t * TILE:(t + 1) * TILE] = a
+
+
+@numba.njit(parallel=True, cache=True)
+def numba_chain_tiled(x, y, z, shift):
+    tiles = x.size // TILE
+    for lane in numba.prange(LANES):
+        a, b = np.empty(TILE, np.float32), np.empty(TILE, np.float32)
+        for t in range(lane * tiles // LANES, (lane + 1) * tiles // LANES):
+            a[:] = x[t * TILE:(t + 1) * TILE]
+            b[:] = y[t * TILE:(t + 1) * TILE]
+            a *= b
+            a += shift
+            np.maximum(a, np.float32(0), a)
+            z[t * TILE:(t + 1) * TILE] = a
+
+
 @pytest.fixture(scope="module")
 def arrays():
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal(N, np.float32), rng.standard_normal(N, np.float32)
     return x, y, np.empty_like(x)
 
+
+TILED = {"add": numba_add_tiled, "mul adds relu": lambda x, y, z: numba_chain_tiled(x, y, z, np.float32(0.5))}
 
 CASES = {  # group: (twin, plain Numba, NumPy)
     "add": (lambda x, y, z: ported_add.launch(x, y, z, N, block_dim=LANES),
@@ -126,7 +160,7 @@ CASES = {  # group: (twin, plain Numba, NumPy)
 
 
 @pytest.mark.parametrize("group", CASES)
-@pytest.mark.parametrize("form", ["ascend_numba", "plain numba", "numpy", "copy"])
+@pytest.mark.parametrize("form", ["ascend_numba", "plain numba", "plain numba tiled", "numpy", "copy"])
 def test_vector_16M(benchmark, arrays, group, form):
     x, y, z = arrays
     benchmark.group = f"vector {group} 16M fp32"
@@ -135,7 +169,10 @@ def test_vector_16M(benchmark, arrays, group, form):
         ref(benchmark, "copy")
         benchmark(parallel_copy, z, x)
         return
-    run = {"ascend_numba": twin, "plain numba": plain, "numpy": numpy_expr}[form]
+    if form == "plain numba tiled" and group not in TILED:
+        pytest.skip("the tiled plain-Numba form is written for add and mul adds relu")
+    run = {"ascend_numba": twin, "plain numba": plain, "plain numba tiled": TILED.get(group),
+           "numpy": numpy_expr}[form]
     run(x, y, z)  # compile / load the cache outside the timing
     if form == "ascend_numba":
         record(benchmark, f"vector {group}", 3 * x.nbytes)
