@@ -41,7 +41,7 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "COMPOUND_OPS", "CAST_COMPOUND_OPS", "TENSOR_ROLES",
-           "CMPMODE", "SELMODE", "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams", "MASK_PLACEHOLDER",
+           "CMPMODE", "SELMODE", "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams", "BrcbRepeatParams", "MASK_PLACEHOLDER",
            "element_expression"]
 
 # An operand a primitive writes (dst) or reads (``mask``: Select's selection bits); checked mode's codes.
@@ -116,6 +116,8 @@ BinaryRepeatParams = collections.namedtuple(
 UnaryRepeatParams = collections.namedtuple(
     "UnaryRepeatParams", ("dst_blk_stride", "src_blk_stride", "dst_rep_stride", "src_rep_stride"),
     defaults=(1, 1, 8, 8))
+# Brcb's strides (include/basic_api/kernel_struct_brcb.h): the constructor's order, blocks of 32 bytes.
+BrcbRepeatParams = collections.namedtuple("BrcbRepeatParams", ("dst_blk_stride", "dst_rep_stride"), defaults=(1, 8))
 MASK_PLACEHOLDER = 0  # the mask a call with is_set_mask=False passes (it reads the register)
 
 
@@ -467,6 +469,11 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     Primitive("select_register", "Select", "cmpmask", ("dst", "src", "src1", "repeat_times", "params"),
               "Select, VSEL_CMPMASK_SPR without a mask tensor: lane k of each repeat takes ``a`` where bit k of "
               "CMPMASK is 1, else ``b``, under the vector mask register.", "check_repeat", "vector", kind="select"),
+    # The vector API, part 2 (issue #52): broadcast (kernels/primitives/broadcast.py).
+    Primitive("brcb", "Brcb", "broadcast", ("dst", "src", "repeat_times", "params"),
+              "Brcb: repeat i fills destination block ``i * dst_rep_stride + j * dst_blk_stride`` (32-byte blocks; "
+              "a block stride of 0 as 1) with ``src[8i + j]``, j < 8; bits moved; leaves every mask lane set.",
+              "check_brcb", "vector"),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

@@ -12,6 +12,7 @@
 ``compound``       Axpy, MulAddDst, FusedMulAdd, MulAddRelu: the ops that read their destination
 ``cast_compound``  AddReluCast, SubReluCast, MulCast: an op, then a conversion to a narrower type
 ``index``          CreateVecIndex
+``broadcast``      Brcb
 ``convert``        Cast between tile types under a ``RoundMode``
 ``masks``          the mask register (SetMaskNorm, SetMaskCount, SetVectorMask, ResetMask) and the
                    lanes of the vector ops' level-0 form (repeats, strides, ``BinaryRepeatParams``)
@@ -41,6 +42,7 @@ from .cmpsel import *  # noqa: F403 - Compare, Compares, Select
 from .cmpmask import compare_register, get_cmp_mask, select_register, set_cmp_mask
 from .compound import *  # noqa: F403 - Axpy, MulAddDst, FusedMulAdd, MulAddRelu
 from .index import create_vec_index
+from .broadcast import BrcbRepeatParams, brcb
 from .cast_int4 import cast_int4
 from .convert import cast, cast_bf16
 from .dequant import add_deq_relu, cast_dequant, set_deq_scale
@@ -64,7 +66,7 @@ __all__ = [
     "alloc_buffer", "reinterpret",
     "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,
-    "create_vec_index",
+    "create_vec_index", "brcb", "BrcbRepeatParams",
     "cast", "cast_bf16", "cast_int4", "cast_dequant", "set_deq_scale", "add_deq_relu",
     "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
     "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",
