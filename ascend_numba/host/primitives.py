@@ -41,7 +41,8 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "COMPOUND_OPS", "CAST_COMPOUND_OPS", "TENSOR_ROLES",
-           "CMPMODE", "SELMODE", "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams", "BrcbRepeatParams", "MASK_PLACEHOLDER",
+           "CMPMODE", "SELMODE", "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams", "BrcbRepeatParams",
+           "ReduceOrder", "MASK_PLACEHOLDER",
            "element_expression"]
 
 # An operand a primitive writes (dst) or reads (``mask``: Select's selection bits); checked mode's codes.
@@ -105,6 +106,16 @@ class SELMODE(enum.IntEnum):
     VSEL_CMPMASK_SPR = 0
     VSEL_TENSOR_SCALAR_MODE = 1
     VSEL_TENSOR_TENSOR_MODE = 2
+
+
+class ReduceOrder(enum.IntEnum):
+    """Where WholeReduceMax / WholeReduceMin put the value and its index, numbered as the device's
+    ``AscendC::ReduceOrder`` (``kernel_utils_mode.h``)."""
+
+    ORDER_VALUE_INDEX = 0
+    ORDER_INDEX_VALUE = 1
+    ORDER_ONLY_VALUE = 2
+    ORDER_ONLY_INDEX = 3
 
 
 # A level-0 call's strides, in 32-byte blocks, field for field the device's structs
@@ -474,6 +485,53 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "Brcb: repeat i fills destination block ``i * dst_rep_stride + j * dst_blk_stride`` (32-byte blocks; "
               "a block stride of 0 as 1) with ``src[8i + j]``, j < 8; bits moved; leaves every mask lane set.",
               "check_brcb", "vector"),
+    # Reductions (issue #52; kernels/primitives/reduce.py): asc-devkit at 0da921b, 归约计算/ and the c220
+    # reduce implementation.  A repeat's lanes as the level-0 forms'; sums by a binary tree.
+    Primitive("whole_reduce_sum", "WholeReduceSum", "reduce",
+              ("dst", "src", "mask", "repeat_times", "dst_rep_stride", "src_blk_stride", "src_rep_stride"),
+              "WholeReduceSum (ReduceRepeat<SUM>): each repeat's lanes summed by a binary tree (each addition "
+              "rounded to the tile's type), one result a repeat at ``dst_rep_stride`` elements.", "check_reduce",
+              "vector"),
+    Primitive("whole_reduce_max", "WholeReduceMax", "reduce",
+              ("dst", "src", "mask", "repeat_times", "dst_rep_stride", "src_blk_stride", "src_rep_stride", "order"),
+              "WholeReduceMax (ReduceRepeat<MAX>): each repeat's largest lane and its lane index (the smallest on a "
+              "tie; a NaN wins, the first one) in the ReduceOrder's layout, the index as the tile's bits.",
+              "check_reduce", "vector"),
+    Primitive("whole_reduce_min", "WholeReduceMin", "reduce",
+              ("dst", "src", "mask", "repeat_times", "dst_rep_stride", "src_blk_stride", "src_rep_stride", "order"),
+              "WholeReduceMin (ReduceRepeat<MIN>): as WholeReduceMax, the smallest.", "check_reduce", "vector"),
+    Primitive("repeat_reduce_sum", "RepeatReduceSum", "reduce",
+              ("dst", "src", "repeat_times", "elems_in_one_repeat", "dst_blk_stride", "src_blk_stride",
+               "dst_rep_stride", "src_rep_stride"),
+              "RepeatReduceSum: WholeReduceSum of the first ``elems_in_one_repeat`` lanes of each repeat (the "
+              "destination block stride unused, as on c220).", "check_reduce", "vector"),
+    Primitive("block_reduce_sum", "BlockReduceSum", "reduce",
+              ("dst", "src", "repeat_times", "mask", "dst_rep_stride", "src_blk_stride", "src_rep_stride"),
+              "BlockReduceSum (ReduceDataBlock<SUM>): each 32-byte block's lanes summed by a binary tree, 8 results "
+              "a repeat (``dst_rep_stride`` in 8 elements); a block with no lane set writes nothing.",
+              "check_reduce", "vector"),
+    Primitive("block_reduce_max", "BlockReduceMax", "reduce",
+              ("dst", "src", "repeat_times", "mask", "dst_rep_stride", "src_blk_stride", "src_rep_stride"),
+              "BlockReduceMax (ReduceDataBlock<MAX>): each block's largest lane, as BlockReduceSum.", "check_reduce",
+              "vector"),
+    Primitive("block_reduce_min", "BlockReduceMin", "reduce",
+              ("dst", "src", "repeat_times", "mask", "dst_rep_stride", "src_blk_stride", "src_rep_stride"),
+              "BlockReduceMin (ReduceDataBlock<MIN>): each block's smallest lane, as BlockReduceSum.", "check_reduce",
+              "vector"),
+    Primitive("pair_reduce_sum", "PairReduceSum", "reduce",
+              ("dst", "src", "repeat_times", "mask", "dst_rep_stride", "src_blk_stride", "src_rep_stride"),
+              "PairReduceSum (ReducePairElem<SUM>): lanes 2i and 2i + 1 summed, 128 bytes of results a repeat "
+              "(``dst_rep_stride`` in 128 bytes); a lane left out is absent.", "check_reduce", "vector"),
+    Primitive("reduce_sum", "ReduceSum", "reduce", ("dst", "src", "tmp", "count"),
+              "ReduceSum: ``dst[0]`` = the sum of ``src[:count]``: each repeat's binary tree, the repeats' sums added "
+              "in order (A2/A3's count form); level-0 (mask, repeat_times, src_rep_stride): the repeats' sums by "
+              "trees of a repeat's lanes.", "check_reduce", "vector"),
+    Primitive("reduce_max", "ReduceMax", "reduce", ("dst", "src", "tmp", "count"),
+              "ReduceMax: ``dst[0]`` = the largest of ``src[:count]`` (a NaN wins), ``cal_index``: ``dst[1]`` its "
+              "first index as the tile's bits; level-0 as ReduceSum's (the index: repeat * lanes + lane).",
+              "check_reduce", "vector"),
+    Primitive("reduce_min", "ReduceMin", "reduce", ("dst", "src", "tmp", "count"),
+              "ReduceMin: as ReduceMax, the smallest.", "check_reduce", "vector"),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

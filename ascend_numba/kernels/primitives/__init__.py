@@ -13,6 +13,7 @@
 ``cast_compound``  AddReluCast, SubReluCast, MulCast: an op, then a conversion to a narrower type
 ``index``          CreateVecIndex
 ``broadcast``      Brcb
+``reduce``         WholeReduce*, RepeatReduceSum, BlockReduce*, PairReduceSum, ReduceSum / Max / Min
 ``convert``        Cast between tile types under a ``RoundMode``
 ``masks``          the mask register (SetMaskNorm, SetMaskCount, SetVectorMask, ResetMask) and the
                    lanes of the vector ops' level-0 form (repeats, strides, ``BinaryRepeatParams``)
@@ -43,6 +44,8 @@ from .cmpmask import compare_register, get_cmp_mask, select_register, set_cmp_ma
 from .compound import *  # noqa: F403 - Axpy, MulAddDst, FusedMulAdd, MulAddRelu
 from .index import create_vec_index
 from .broadcast import BrcbRepeatParams, brcb
+from . import reduce
+from .reduce import *  # noqa: F403 - the reductions and ReduceOrder
 from .cast_int4 import cast_int4
 from .convert import cast, cast_bf16
 from .dequant import add_deq_relu, cast_dequant, set_deq_scale
@@ -66,7 +69,7 @@ __all__ = [
     "alloc_buffer", "reinterpret",
     "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,
-    "create_vec_index", "brcb", "BrcbRepeatParams",
+    "create_vec_index", "brcb", "BrcbRepeatParams", *reduce.__all__,
     "cast", "cast_bf16", "cast_int4", "cast_dequant", "set_deq_scale", "add_deq_relu",
     "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
     "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",
