@@ -42,7 +42,7 @@ import numpy as np
 
 __all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "COMPOUND_OPS", "CAST_COMPOUND_OPS", "TENSOR_ROLES",
            "CMPMODE", "SELMODE", "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams", "BrcbRepeatParams",
-           "ReduceOrder", "MASK_PLACEHOLDER",
+           "GatherMaskParams", "ReduceOrder", "MASK_PLACEHOLDER",
            "element_expression"]
 
 # An operand a primitive writes (dst) or reads (``mask``: Select's selection bits); checked mode's codes.
@@ -129,6 +129,10 @@ UnaryRepeatParams = collections.namedtuple(
     defaults=(1, 1, 8, 8))
 # Brcb's strides (include/basic_api/kernel_struct_brcb.h): the constructor's order, blocks of 32 bytes.
 BrcbRepeatParams = collections.namedtuple("BrcbRepeatParams", ("dst_blk_stride", "dst_rep_stride"), defaults=(1, 8))
+# GatherMask's parameters (include/basic_api/kernel_struct_gather.h): the constructor's order.
+GatherMaskParams = collections.namedtuple(
+    "GatherMaskParams", ("src0_block_stride", "repeat_times", "src0_repeat_stride", "src1_repeat_stride"),
+    defaults=(1, 0, 8, 8))
 MASK_PLACEHOLDER = 0  # the mask a call with is_set_mask=False passes (it reads the register)
 
 
@@ -532,6 +536,12 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "check_reduce", "vector"),
     Primitive("reduce_min", "ReduceMin", "reduce", ("dst", "src", "tmp", "count"),
               "ReduceMin: as ReduceMax, the smallest.", "check_reduce", "vector"),
+    # GatherMask (kernels/primitives/gather_mask.py): asc-devkit at 0da921b, GatherMask and its c220 call.
+    Primitive("gather_mask", "GatherMask", "gather_mask",
+              ("dst", "src", "src1", "reduce_mode", "mask", "params"),
+              "GatherMask: the source elements whose pattern bit is 1 (a built-in pattern 1..7 or a bit tensor), "
+              "packed from ``dst[0]`` across the repeats; returns rsvdCnt, the count kept; leaves normal mode.",
+              "check_gather_mask", "vector"),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}
