@@ -134,10 +134,12 @@ def _touch(ctx, r, bit):
 # ---- writes ---------------------------------------------------------------------------------------
 
 @jit(_nrt=True)  # builds carray views (an array value needs the runtime)
-def claim(ctx, prim, r, lo, pitch, block_len, block_count):
+def claim(ctx, prim, r, lo, pitch, block_len, block_count, atomic):
     """Lane ``block_idx`` writes ``block_count`` blocks of ``block_len`` GM bytes, ``pitch``
     apart, from byte ``lo`` of argument ``r``: since the last SyncAll no other lane may have
-    written them (gm-write-race) or read them (gm-write-after-read)."""
+    written them (gm-write-race) or read them (gm-write-after-read).  An ``atomic`` write (a DMA
+    atomic) leaves the bytes marked as before a SyncAll: other lanes' atomic writes may meet them
+    (the twin does not tell a later plain write or read of them from an ordered one)."""
     ext = min((block_count - 1) * pitch + block_len, region(ctx, r)["nbytes"] - lo)  # inside the tensor
     if ext <= 0:
         return True  # bytes in the padding have no owner
@@ -149,23 +151,24 @@ def claim(ctx, prim, r, lo, pitch, block_len, block_count):
         _materialize(ctx, r, OWNER, lo, ext)
         if read:
             _materialize(ctx, r, READER, lo, ext)
-        return _claim_bytes(ctx, prim, r, lo, pitch, block_len, block_count, read)
+        return _claim_bytes(ctx, prim, r, lo, pitch, block_len, block_count, read, atomic)
     head, w0, w1, tail = _granules(ctx, r, lo, ext)
     # In address order, so the first violation is the first byte that breaks a rule.
-    if head > lo and not _claim_part(ctx, prim, r, lo, head - lo, read):
+    if head > lo and not _claim_part(ctx, prim, r, lo, head - lo, read, atomic):
         return False
     osum = _summaries(ctx, r, OWNER)
     rsum = _summaries(ctx, r, READER)
     me = ctx.block_idx + 1
     top = _top_mark(ctx, r)
+    mark = top if atomic else me
     backup = row["backup"]
     for g in range(w0, w1):
         o = osum[g]
         q = rsum[g] if read else 0
         if o == MIXED or q == MIXED:
-            if not _claim_part(ctx, prim, r, g * GRANULE, _granule_end(ctx, r, g) - g * GRANULE, read):
+            if not _claim_part(ctx, prim, r, g * GRANULE, _granule_end(ctx, r, g) - g * GRANULE, read, atomic):
                 return False
-            osum[g] = me
+            osum[g] = mark
             continue
         if o != 0 and o != me and o != top:
             report.gm_write_race(ctx, prim, OPERAND_DST, tensor=r, byte=g * GRANULE, other_lane=o - 1)
@@ -176,25 +179,25 @@ def claim(ctx, prim, r, lo, pitch, block_len, block_count):
             return False
         if backup != 0 and o == 0:  # the first write of the granule: its old bytes
             _save_bytes(ctx, r, g * GRANULE, _granule_end(ctx, r, g))
-        osum[g] = me
+        osum[g] = mark
     if w1 > w0 and tail < lo + ext:
-        return _claim_part(ctx, prim, r, tail, lo + ext - tail, read)
+        return _claim_part(ctx, prim, r, tail, lo + ext - tail, read, atomic)
     return True
 
 
 @jit(always_inline=True)
-def _claim_part(ctx, prim, r, lo, ext, read):
+def _claim_part(ctx, prim, r, lo, ext, read, atomic):
     """One gapless range with no whole granule (or one MIXED granule) claimed byte by byte, its
     granules made MIXED first."""
     if not _mixed(ctx, r, OWNER, lo, ext):
         _materialize(ctx, r, OWNER, lo, ext)
     if read and not _mixed(ctx, r, READER, lo, ext):
         _materialize(ctx, r, READER, lo, ext)
-    return _claim_bytes(ctx, prim, r, lo, ext, ext, 1, read)
+    return _claim_bytes(ctx, prim, r, lo, ext, ext, 1, read, atomic)
 
 
 @jit(always_inline=True, _nrt=True)  # builds carray views (an array value needs the runtime)
-def _claim_bytes(ctx, prim, r, lo, pitch, block_len, block_count, read):
+def _claim_bytes(ctx, prim, r, lo, pitch, block_len, block_count, read, atomic):
     """:func:`claim` on the byte maps (their granules MIXED)."""
     ext = min((block_count - 1) * pitch + block_len, region(ctx, r)["nbytes"] - lo)  # inside the tensor
     if pitch == block_len:  # gapless: one block
@@ -204,13 +207,13 @@ def _claim_bytes(ctx, prim, r, lo, pitch, block_len, block_count, read):
     reader = _voidptr(region(ctx, r)["reader_map"] + lo * width)
     # Views of exactly the range, indexed from 0: the loops vectorize.
     if width == 1:
-        if block_len <= SMALL_BLOCK and (ext - block_len) % pitch == 0 \
+        if block_len <= SMALL_BLOCK and (ext - block_len) % pitch == 0 and not atomic \
                 and _claim_small(ctx, r, lo, pitch, block_len, (ext - block_len) // pitch + 1, read):
             return True
         return _claim_blocks(ctx, prim, r, lo, carray(owner, ext, np.uint8), carray(reader, ext, np.uint8),
-                             pitch, block_len, np.uint8(ctx.block_idx + 1), np.uint8(0xFF), read)
+                             pitch, block_len, np.uint8(ctx.block_idx + 1), np.uint8(0xFF), read, atomic)
     return _claim_blocks(ctx, prim, r, lo, carray(owner, ext, np.uint16), carray(reader, ext, np.uint16),
-                         pitch, block_len, np.uint16(ctx.block_idx + 1), np.uint16(0xFFFF), read)
+                         pitch, block_len, np.uint16(ctx.block_idx + 1), np.uint16(0xFFFF), read, atomic)
 
 
 @jit
@@ -251,7 +254,7 @@ def _claim_small(ctx, r, lo, pitch, block_len, block_count, read):
 
 
 @jit(_nrt=True)  # builds carray views (one copy per map width, not inlined: compile time)
-def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, read):
+def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, read, atomic):
     # Loops over a view of each block indexed from 0 (an offset index keeps them from vectorizing);
     # the reader map only where some lane read the tensor since the last SyncAll.
     ext = owner.size
@@ -290,10 +293,11 @@ def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, re
             for i in range(o.size):
                 if o[i] == 0:
                     k[i] = d[i]
+    mark = top if atomic else me
     for b0 in range(0, ext, pitch):
         o = owner[b0:b0 + block_len]
         for i in range(o.size):
-            o[i] = me
+            o[i] = mark
     return True
 
 

@@ -542,6 +542,18 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "GatherMask: the source elements whose pattern bit is 1 (a built-in pattern 1..7 or a bit tensor), "
               "packed from ``dst[0]`` across the repeats; returns rsvdCnt, the count kept; leaves normal mode.",
               "check_gather_mask", "vector"),
+    # DMA atomics (kernels/primitives/atomic.py): asc-devkit at 0da921b, 原子操作/ and the c220 set_atomic calls.
+    Primitive("set_atomic_add", "SetAtomicAdd", "atomic", ("dtype",),
+              "SetAtomicAdd<T>: the lane's copies into GM add each element to GM's in type T (np.float32, "
+              "np.float16, \"bfloat16\", np.int16, np.int32, np.int8), until DisableDmaAtomic.", ""),
+    Primitive("set_atomic_max", "SetAtomicMax", "atomic", ("dtype",),
+              "SetAtomicMax<T>: copies into GM keep the larger of each element and GM's.", ""),
+    Primitive("set_atomic_min", "SetAtomicMin", "atomic", ("dtype",),
+              "SetAtomicMin<T>: copies into GM keep the smaller of each element and GM's.", ""),
+    Primitive("set_atomic_type", "SetAtomicType", "atomic", ("dtype",),
+              "SetAtomicType<T>: the atomic's type, its operation kept.", ""),
+    Primitive("disable_dma_atomic", "DisableDmaAtomic", "atomic", (),
+              "DisableDmaAtomic (SetAtomicNone): copies into GM overwrite again.", ""),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

@@ -14,6 +14,7 @@
 ``index``          CreateVecIndex
 ``broadcast``      Brcb
 ``gather_mask``    GatherMask, GetGatherMaskRemainCount
+``atomic``         SetAtomicAdd / Max / Min / Type, DisableDmaAtomic: copies into GM that combine
 ``reduce``         WholeReduce*, RepeatReduceSum, BlockReduce*, PairReduceSum, ReduceSum / Max / Min
 ``convert``        Cast between tile types under a ``RoundMode``
 ``masks``          the mask register (SetMaskNorm, SetMaskCount, SetVectorMask, ResetMask) and the
@@ -46,6 +47,8 @@ from .compound import *  # noqa: F403 - Axpy, MulAddDst, FusedMulAdd, MulAddRelu
 from .index import create_vec_index
 from .broadcast import BrcbRepeatParams, brcb
 from . import reduce
+from .atomic import (disable_dma_atomic, set_atomic_add, set_atomic_max, set_atomic_min, set_atomic_none,
+                     set_atomic_type)
 from .gather_mask import GatherMaskParams, gather_mask, get_gather_mask_remain_count
 from .reduce import *  # noqa: F403 - the reductions and ReduceOrder
 from .cast_int4 import cast_int4
@@ -73,6 +76,7 @@ __all__ = [
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,
     "create_vec_index", "brcb", "BrcbRepeatParams", *reduce.__all__,
     "gather_mask", "get_gather_mask_remain_count", "GatherMaskParams",
+    "set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type", "disable_dma_atomic", "set_atomic_none",
     "cast", "cast_bf16", "cast_int4", "cast_dequant", "set_deq_scale", "add_deq_relu",
     "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
     "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",

@@ -31,6 +31,7 @@ from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..arguments import copy_types_agree
 from ..lane import STATE_STREAM, _address, _load_i64, _voidptr
 from .context import address, copy_direction, in_ub, trace_event, tracing
+from .atomic import atomic_copy, atomic_on
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
 
 __all__ = ["data_copy", "data_copy_pad", "gather", "copy_bytes", "check_copy_types"]
@@ -193,7 +194,7 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
                 set_garbage(ctx, d0 + k * dst_pitch + real, block_len - real, 1)
         return True
     r, off = gm_range(ctx, prim, OPERAND_DST, dst_addr, dst_byte, dst_ext, True)
-    if r < 0 or not claim(ctx, prim, r, off, dst_pitch, block_len, block_count):
+    if r < 0 or not claim(ctx, prim, r, off, dst_pitch, block_len, block_count, atomic_on(ctx) != 0):
         return False
     if src_local and carries_garbage(ctx, r):
         for k in range(block_count):
@@ -296,7 +297,19 @@ def data_copy(ctx, dst, dst_off, src, src_off, count):
         d = address(dst) + dst_off * dst.itemsize
         s = address(src) + src_off * src.itemsize
         trace_event(ctx, EVENT_DATA_COPY, copy_direction(ctx, dst, src), n, 1, d, d + n, s, s + n, 0, 0)
+    if atomic_on(ctx) != 0 and not in_ub(ctx, dst):
+        _atomic_bytes(ctx, dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
+        return
     copy_bytes(dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
+
+
+@jit(always_inline=True)
+def _atomic_bytes(ctx, dst, dst_byte, src, src_byte, nbytes):
+    """A copy into GM under the lane's DMA atomic, clamped to both arrays as copy_bytes is."""
+    if dst_byte >= 0 and src_byte >= 0 and nbytes > 0:
+        n = min(nbytes, dst.nbytes - dst_byte, src.nbytes - src_byte)
+        if n > 0:
+            atomic_copy(ctx, dst, dst_byte, src, src_byte, n)
 
 
 @jit(always_inline=True)
@@ -332,6 +345,12 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
                     block_count, da, da if empty else da + (block_count - 1) * dst_pitch + block_len,
                     sa, sa if empty else sa + (block_count - 1) * src_pitch + block_len, 0, 0)
     if block_len <= 0 or block_count <= 0:
+        return
+    if atomic_on(ctx) != 0 and not in_ub(ctx, dst):
+        for _ in range(block_count):
+            _atomic_bytes(ctx, dst, d, src, s, block_len)
+            s += src_pitch
+            d += dst_pitch
         return
     inside = s >= 0 and d >= 0 and src_pitch >= 0 and dst_pitch >= 0 \
         and s + (block_count - 1) * src_pitch + block_len <= src.nbytes \

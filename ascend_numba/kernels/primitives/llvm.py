@@ -11,6 +11,8 @@ import ctypes
 import threading
 import time
 
+import numpy as np
+
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
@@ -18,7 +20,7 @@ from numba.extending import intrinsic
 from ..._numba_compat.extending import cgutils, python_twin
 
 __all__ = ["memmove_bytes", "copy_short", "copy_fixed", "stream_word", "store_fence", "prefetch_line", "atomic_add_i64",
-           "atomic_load_i64", "atomic_store_i64", "atomic_swap_i64", "yield_thread", "scalar_loop"]
+           "atomic_load_i64", "atomic_store_i64", "atomic_swap_i64", "compare_exchange", "yield_thread", "scalar_loop"]
 
 
 def _at(array, byte) -> int:
@@ -264,6 +266,36 @@ def _atomic_swap_i64_py(addr, index, value):
         old = slot.value
         slot.value = int(value)
     return old
+
+
+@intrinsic
+def compare_exchange(typingctx, array, byte, expected, desired):
+    """Where ``array``'s bytes from ``byte`` hold ``expected`` (an unsigned 8, 16 or 32-bit
+    integer: that many bytes), store ``desired``, atomically; returns the value found (a DMA
+    atomic's read-modify-write, retried until no other lane came between)."""
+    if not (isinstance(array, types.Array) and isinstance(expected, types.Integer) and expected == desired
+            and expected.bitwidth in (8, 16, 32) and not expected.signed):
+        return None
+
+    def codegen(context, builder, signature, args):
+        arr = context.make_array(signature.args[0])(context, builder, args[0])
+        at = builder.gep(builder.bitcast(arr.data, ir.IntType(8).as_pointer()), [args[1]])
+        ptr = builder.bitcast(at, ir.IntType(expected.bitwidth).as_pointer())
+        pair = builder.cmpxchg(ptr, args[2], args[3], "seq_cst", "seq_cst")
+        return builder.extract_value(pair, 0)
+
+    return expected(array, byte, expected, desired), codegen
+
+
+@python_twin(compare_exchange)
+def _compare_exchange_py(array, byte, expected, desired):
+    width = {8: ctypes.c_uint8, 16: ctypes.c_uint16, 32: ctypes.c_uint32}[np.dtype(type(expected)).itemsize * 8]
+    with _ATOMIC:
+        slot = width.from_address(_at(array, byte))
+        found = slot.value
+        if found == int(expected):
+            slot.value = int(desired)
+    return type(expected)(found)
 
 
 @intrinsic

@@ -1,0 +1,184 @@
+"""DMA atomics (family ``atomic`` of :mod:`ascend_numba.host.primitives`): SetAtomicAdd,
+SetAtomicMax, SetAtomicMin, SetAtomicType and DisableDmaAtomic (SetAtomicNone).
+
+While a lane's atomic is set, every DataCopy / DataCopyPad it makes into GM combines each element
+with the one in GM instead of overwriting it: ``gm = gm + src`` (max, min), element by element in
+the atomic's type, whatever the copy's tensors hold (the register's type is its own).  Copies into
+UB are not affected.  The setting lasts until DisableDmaAtomic or another SetAtomic*, within the
+launch (a launch starts with none, as TPipe's construction resets it).  The twin combines with
+compare-and-swap, so lanes of one launch accumulating into the same bytes meet as the device's
+cores do: every contribution lands, in an order no one chooses; checked mode lets several lanes'
+atomic copies meet (only another lane's plain write or read of the bytes is a race).
+
+Types: ``np.float32``, ``np.float16``, ``np.int16``, ``np.int32``, ``np.int8`` or the names
+``"float32"``, ``"float16"``, ``"bfloat16"``, ``"int16"``, ``"int32"``, ``"int8"`` (A2/A3's list).
+Each combination is rounded to the type (fp16, bf16: the fp32 result rounded to nearest even);
+the twin's choices where the pages are silent: an integer sum wraps, a NaN sum is the default NaN,
+Max / Min keep GM's value on a tie and a NaN wins (GM's first), as the vector Max / Min.
+Bytes past the last whole element of a copy are written as they are.
+
+Semantics: cannmirror/asc-devkit at 0da921b, ``docs/zh/api/SIMD-API/基础API/原子操作/`` (SetAtomicAdd,
+SetAtomicMax, SetAtomicMin, SetAtomicType, DisableDmaAtomic), ``include/basic_api/
+kernel_operator_set_atomic_intf.h`` and ``impl/basic_api/dav_c220/kernel_operator_set_atomic_impl.h``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+
+from ...host.primitives import PRIMITIVES
+from ..._numba_compat.extending import TypingError, overload
+from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
+from ..half import bf16_to_f32, f16_to_f32, f32_as_u32, f32_to_bf16, f32_to_f16, u32_as_f32
+from ..lane import STATE_ATOMIC, _load_i64, _store_i64
+from .elements import canonical_nan
+from .llvm import compare_exchange
+from .vector import declared
+
+__all__ = ["set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type", "disable_dma_atomic",
+           "set_atomic_none", "atomic_copy", "atomic_on"]
+
+ADD, MAX, MIN = 1, 2, 3
+# The device's AtomicDtype numbering (kernel_operator_set_atomic_intf.h): NONE, F32, F16, S16, S32, S8, BF16.
+F32, F16, S16, S32, S8, BF16 = 1, 2, 3, 4, 5, 6
+_CODES = {"float32": F32, "float16": F16, "int16": S16, "int32": S32, "int8": S8, "bfloat16": BF16}
+_NAMED = tuple(_CODES.items())
+
+
+def _type_code(dtype):
+    """The AtomicDtype of a type argument (a compile-time constant)."""
+    raise NotImplementedError  # compiled only
+
+
+@overload(_type_code, jit_options=OVERLOAD_OPTIONS)
+def _ov_type_code(dtype):
+    if isinstance(dtype, types.NumberClass):
+        name = str(dtype.instance_type)
+        if name not in _CODES:
+            raise TypingError(f"a DMA atomic's type is one of {', '.join(_CODES)} (A2/A3); got {name}")
+        code = _CODES[name]
+        return lambda dtype: code
+    if isinstance(dtype, (types.UnicodeType, types.StringLiteral)):
+        def by_name(dtype):
+            for name, code in _NAMED:
+                if dtype == name:
+                    return code
+            raise ValueError("a DMA atomic's type is float32, float16, bfloat16, int16, int32 or int8")
+        return by_name
+    raise TypingError(f"a DMA atomic's type: a NumPy type or a name ({', '.join(_CODES)}); got {dtype}")
+
+
+@jit(always_inline=True)
+def atomic_on(ctx):
+    """The lane's atomic register: op | type << 8, 0 for none."""
+    return _load_i64(ctx.state_addr, STATE_ATOMIC)
+
+
+def _set_op(op: int):
+    def set_op(ctx, dtype):
+        _store_i64(ctx.state_addr, STATE_ATOMIC, op | (_type_code(dtype) << 8))
+    return set_op
+
+
+def _set_atomic_type(ctx, dtype):
+    _store_i64(ctx.state_addr, STATE_ATOMIC, (atomic_on(ctx) & 0xFF) | (_type_code(dtype) << 8))
+
+
+def _disable_dma_atomic(ctx):
+    _store_i64(ctx.state_addr, STATE_ATOMIC, 0)
+
+
+set_atomic_add = declared(_set_op(ADD), PRIMITIVES["set_atomic_add"], __name__)
+set_atomic_max = declared(_set_op(MAX), PRIMITIVES["set_atomic_max"], __name__)
+set_atomic_min = declared(_set_op(MIN), PRIMITIVES["set_atomic_min"], __name__)
+set_atomic_type = declared(_set_atomic_type, PRIMITIVES["set_atomic_type"], __name__)
+disable_dma_atomic = declared(_disable_dma_atomic, PRIMITIVES["disable_dma_atomic"], __name__)
+set_atomic_none = disable_dma_atomic  # the deprecated name
+
+
+# ---- the read-modify-write ---------------------------------------------------------------------------
+
+@jit(always_inline=True)
+def _signed(bits, width):
+    shift = 64 - 8 * width
+    return (bits << shift) >> shift
+
+
+@jit(always_inline=True)
+def _as_f32(code, bits):
+    if code == F32:
+        return u32_as_f32(np.uint32(bits))
+    if code == F16:
+        return f16_to_f32(np.uint16(bits))
+    return bf16_to_f32(np.uint16(bits))
+
+
+@jit(always_inline=True)
+def _of_f32(code, x):
+    if code == F32:
+        return np.int64(f32_as_u32(x))
+    if code == F16:
+        return np.int64(f32_to_f16(x))
+    return np.int64(f32_to_bf16(x))
+
+
+@jit(always_inline=True)
+def _keeps_gm(op, gm, value):
+    """Max / Min: GM's element stays (a tie, a NaN in GM, or the value not beyond it)."""
+    if gm != gm:
+        return True
+    if value != value:
+        return False
+    return not (value > gm if op == MAX else value < gm)
+
+
+@jit(always_inline=True)
+def _combined(op, code, gm, value):
+    """The bits GM holds after the atomic combines ``value``'s bits into ``gm``'s."""
+    width = _width(code)
+    mask = (np.int64(1) << (8 * width)) - 1
+    if code in (S16, S32, S8):
+        a, b = _signed(gm, width), _signed(value, width)
+        if op == ADD:
+            return (a + b) & mask
+        return gm if _keeps_gm(op, a, b) else value
+    x, y = _as_f32(code, gm), _as_f32(code, value)
+    if op == ADD:
+        return _of_f32(code, canonical_nan(x + y)) & mask
+    return gm if _keeps_gm(op, x, y) else value
+
+
+@jit(always_inline=True)
+def _width(code):
+    return 4 if code == F32 or code == S32 else 1 if code == S8 else 2
+
+
+@jit(always_inline=True)
+def _swap(array, byte, width, expected, desired):
+    """compare_exchange of a ``width``-byte element; returns the bits found."""
+    if width == 4:
+        return np.int64(compare_exchange(array, byte, np.uint32(expected), np.uint32(desired)))
+    if width == 2:
+        return np.int64(compare_exchange(array, byte, np.uint16(expected), np.uint16(desired)))
+    return np.int64(compare_exchange(array, byte, np.uint8(expected), np.uint8(desired)))
+
+
+@jit
+def atomic_copy(ctx, dst, d, src, s, n):
+    """``n`` bytes of ``src`` from byte ``s`` combined into GM ``dst`` from byte ``d`` under the
+    lane's atomic (both ranges inside their arrays)."""
+    setting = atomic_on(ctx)
+    op, code = setting & 0xFF, (setting >> 8) & 0xFF
+    width = _width(code)
+    whole = n - n % width
+    for j in range(0, whole, width):
+        value = _swap(src, s + j, width, 0, 0)  # an atomic read: a 0 found is stored back unchanged
+        gm = np.int64(0)  # a guess: a miss returns GM's bits, and the next round combines those
+        while True:
+            found = _swap(dst, d + j, width, gm, _combined(op, code, gm, value))
+            if found == gm:
+                break
+            gm = found
+    for j in range(whole, n):
+        _swap(dst, d + j, 1, _swap(dst, d + j, 1, 0, 0), _swap(src, s + j, 1, 0, 0))
