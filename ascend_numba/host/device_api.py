@@ -1,6 +1,9 @@
-"""The Ascend C basic API's element-wise vector instructions (issue #51's list: the asc-devkit
-"Memory vector compute" pages), by family, as the device names them; the docs' coverage table
-compares them with the declared primitives (:data:`~ascend_numba.host.primitives.PRIMITIVES`).
+"""The Ascend C basic API's vector instructions, by family, as the device names them: the
+element-wise ones (issue #51's list: the asc-devkit "Memory vector compute" pages) and the rest
+of the A2/A3 list (issue #52's: reductions, broadcast and layout, gathers, sort, data movement,
+atomics); the docs' coverage table compares them with the declared primitives
+(:data:`~ascend_numba.host.primitives.PRIMITIVES`).  Scatter and the scalar GM atomics
+(AtomicAdd, AtomicCas...) are the Ascend 950's only and are not listed.
 
 Plain Python: no Numba here.
 """
@@ -21,6 +24,15 @@ VECTOR_API = {
     "conversion": ("Cast", "Truncate"),
     "fill": ("Duplicate", "CreateVecIndex", "VectorPadding"),
     "masks": ("SetMaskNorm", "SetMaskCount", "SetVectorMask", "ResetMask"),
+    "reductions": ("WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "RepeatReduceSum", "BlockReduceSum",
+                   "BlockReduceMax", "BlockReduceMin", "PairReduceSum", "ReduceSum", "ReduceMax", "ReduceMin",
+                   "GetReduceRepeatSumSpr", "GetReduceRepeatMaxMinSpr"),
+    "broadcast and layout": ("Brcb", "Transpose", "TransDataTo5HD"),
+    "gather": ("Gather", "Gatherb", "GatherMask"),
+    "sort": ("Sort32", "MrgSort", "MrgSort4", "RpSort16", "ProposalConcat", "ProposalExtract", "GetMrgSortResult"),
+    "data movement": ("DataCopy", "DataCopyPad", "SetPadValue", "SetLoopModePara", "ResetLoopModePara", "Copy"),
+    "atomics and fills": ("SetAtomicAdd", "SetAtomicMax", "SetAtomicMin", "SetAtomicType", "DisableDmaAtomic",
+                          "InitGlobalMemory"),
 }
 
 

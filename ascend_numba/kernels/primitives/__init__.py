@@ -15,7 +15,8 @@
 ``broadcast``      Brcb
 ``gather_mask``    GatherMask, GetGatherMaskRemainCount
 ``atomic``         SetAtomicAdd / Max / Min / Type, DisableDmaAtomic: copies into GM that combine
-``reduce``         WholeReduce*, RepeatReduceSum, BlockReduce*, PairReduceSum, ReduceSum / Max / Min
+``reduce``         WholeReduce*, RepeatReduceSum, BlockReduce*, PairReduceSum (``reduce_tensor``:
+                   ReduceSum / Max / Min)
 ``convert``        Cast between tile types under a ``RoundMode``
 ``masks``          the mask register (SetMaskNorm, SetMaskCount, SetVectorMask, ResetMask) and the
                    lanes of the vector ops' level-0 form (repeats, strides, ``BinaryRepeatParams``)
@@ -47,6 +48,7 @@ from .compound import *  # noqa: F403 - Axpy, MulAddDst, FusedMulAdd, MulAddRelu
 from .index import create_vec_index
 from .broadcast import BrcbRepeatParams, brcb
 from . import reduce
+from .reduce_tensor import reduce_max, reduce_min, reduce_sum
 from .atomic import (disable_dma_atomic, set_atomic_add, set_atomic_max, set_atomic_min, set_atomic_none,
                      set_atomic_type)
 from .gather_mask import GatherMaskParams, gather_mask, get_gather_mask_remain_count
@@ -74,7 +76,7 @@ __all__ = [
     "alloc_buffer", "reinterpret",
     "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,
-    "create_vec_index", "brcb", "BrcbRepeatParams", *reduce.__all__,
+    "create_vec_index", "brcb", "BrcbRepeatParams", *reduce.__all__, "reduce_sum", "reduce_max", "reduce_min",
     "gather_mask", "get_gather_mask_remain_count", "GatherMaskParams",
     "set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type", "disable_dma_atomic", "set_atomic_none",
     "cast", "cast_bf16", "cast_int4", "cast_dequant", "set_deq_scale", "add_deq_relu",
