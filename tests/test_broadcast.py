@@ -1,4 +1,4 @@
-"""Brcb (issue #52) against its reference: one kernel over the four tile widths' types, hypothesis
+"""Brcb and Gatherb (issue #52) against their references: one kernel over the four tile widths' types, hypothesis
 over repeats and strides, compiled and interpreted alike; checked mode names a source read past its
 buffer and a destination over the source; the mask register is left with every lane set."""
 
@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 import ascend_numba as an
 from ascend_numba.host.references.broadcast import brcb as reference
-from ascend_numba.kernels import (MASK_PLACEHOLDER, BinaryRepeatParams, BrcbRepeatParams, KernelCheckError, add,                                   alloc_buffer, brcb, data_copy, set_vector_mask)
+from ascend_numba.host.references.broadcast import gatherb as gatherb_reference
+from ascend_numba.kernels import (MASK_PLACEHOLDER, BinaryRepeatParams, BrcbRepeatParams, KernelCheckError, add,                                   alloc_buffer, brcb, data_copy, gatherb, GatherRepeatParams,
+                                  set_vector_mask)
 
 SRC, DST = 256, 4096
 
@@ -89,3 +91,38 @@ def test_brcb_leaves_every_lane_set():
     out = np.zeros(512, np.float32)
     brcb_misuse.launch(out, x, 2, block_dim=1)
     assert np.array_equal(out[:64], 2 * np.repeat(x[:8], 8))
+
+
+@an.kernel
+def gatherb_kernel(ctx, d16, s16, offsets, repeat_times, blk, rep):
+    a = alloc_buffer(ctx, SRC * 8, np.uint16)
+    b = alloc_buffer(ctx, DST, np.uint16)
+    o = alloc_buffer(ctx, 64, np.uint32)
+    data_copy(ctx, a, 0, s16, 0, SRC * 8)
+    data_copy(ctx, b, 0, d16, 0, DST)
+    data_copy(ctx, o, 0, offsets, 0, 64)
+    gatherb(ctx, b, a, o, repeat_times, GatherRepeatParams(blk, rep))
+    data_copy(ctx, d16, 0, b, 0, DST)
+
+
+@settings(max_examples=15, deadline=None)
+@given(repeat_times=st.integers(0, 8), blk=st.integers(0, 3), rep=st.integers(0, 24), seed=st.integers(0, 99))
+def test_gatherb_is_the_reference(repeat_times, blk, rep, seed):
+    rng = np.random.default_rng(seed)
+    s16 = rng.integers(0, 1 << 16, SRC * 8, dtype=np.uint16)
+    offsets = (rng.integers(0, SRC * 8 * 2 // 32, 64) * 32).astype(np.uint32)
+    d16 = np.full(DST, 0x1234, np.uint16)
+    want = gatherb_reference(d16, s16, offsets, repeat_times, blk, rep)
+    gatherb_kernel.launch(d16, s16, offsets, repeat_times, blk, rep, block_dim=1, checked=True)
+    assert d16.tobytes() == want.tobytes()
+    interpreted = np.full(DST, 0x1234, np.uint16)
+    gatherb_kernel.launch(interpreted, s16, offsets, repeat_times, blk, rep, block_dim=1, interpret=True)
+    assert interpreted.tobytes() == want.tobytes()
+
+
+def test_gatherb_checked_mode_names_an_unaligned_offset():
+    offsets = np.zeros(64, np.uint32)
+    offsets[3] = 40
+    with pytest.raises(KernelCheckError, match=r"Gatherb: \[ub-address-unaligned\] src"):
+        gatherb_kernel.launch(np.zeros(DST, np.uint16), np.zeros(SRC * 8, np.uint16), offsets, 1, 1, 8,
+                              block_dim=1, checked=True)

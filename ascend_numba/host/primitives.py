@@ -42,7 +42,7 @@ import numpy as np
 
 __all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "COMPOUND_OPS", "CAST_COMPOUND_OPS", "TENSOR_ROLES",
            "CMPMODE", "SELMODE", "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams", "BrcbRepeatParams",
-           "GatherMaskParams", "ReduceOrder", "MASK_PLACEHOLDER",
+           "GatherMaskParams", "GatherRepeatParams", "ReduceOrder", "MASK_PLACEHOLDER",
            "element_expression"]
 
 # An operand a primitive writes (dst) or reads (``mask``: Select's selection bits); checked mode's codes.
@@ -133,6 +133,9 @@ BrcbRepeatParams = collections.namedtuple("BrcbRepeatParams", ("dst_blk_stride",
 GatherMaskParams = collections.namedtuple(
     "GatherMaskParams", ("src0_block_stride", "repeat_times", "src0_repeat_stride", "src1_repeat_stride"),
     defaults=(1, 0, 8, 8))
+# Gatherb's strides (include/basic_api/kernel_struct_gather.h): the constructor's order, blocks of 32 bytes.
+GatherRepeatParams = collections.namedtuple("GatherRepeatParams", ("dst_blk_stride", "dst_rep_stride"),
+                                            defaults=(1, 8))
 MASK_PLACEHOLDER = 0  # the mask a call with is_set_mask=False passes (it reads the register)
 
 
@@ -542,6 +545,10 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "GatherMask: the source elements whose pattern bit is 1 (a built-in pattern 1..7 or a bit tensor), "
               "packed from ``dst[0]`` across the repeats; returns rsvdCnt, the count kept; leaves normal mode.",
               "check_gather_mask", "vector"),
+    Primitive("gatherb", "Gatherb", "gather", ("dst", "src", "src1", "repeat_times", "params"),
+              "Gatherb: repeat i copies the 32 bytes at byte ``offsets[8i + j]`` of ``src`` to destination block "
+              "``i * dst_rep_stride + j * dst_blk_stride`` (a block stride of 0 as 1); leaves every mask lane set.",
+              "check_gatherb", "vector"),
     # DMA atomics (kernels/primitives/atomic.py): asc-devkit at 0da921b, 原子操作/ and the c220 set_atomic calls.
     Primitive("set_atomic_add", "SetAtomicAdd", "atomic", ("dtype",),
               "SetAtomicAdd<T>: the lane's copies into GM add each element to GM's in type T (np.float32, "

@@ -1,6 +1,7 @@
-"""Brcb, written for clarity (the compiled one: ``kernels/primitives/broadcast.py``).
+"""Brcb and Gatherb, written for clarity (the compiled ones: ``kernels/primitives/broadcast.py``
+and ``gatherb.py``).
 
-Repeat ``i`` broadcasts ``src[8i + j]`` over destination block ``i * dst_rep_stride + j *
+Brcb's repeat ``i`` broadcasts ``src[8i + j]`` over destination block ``i * dst_rep_stride + j *
 dst_blk_stride`` (32-byte blocks), for ``j < 8``; every other destination byte is left.
 """
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["brcb"]
+__all__ = ["brcb", "gatherb"]
 
 
 def brcb(dst: np.ndarray, src: np.ndarray, repeat_times: int, dst_blk_stride: int = 1,
@@ -21,4 +22,18 @@ def brcb(dst: np.ndarray, src: np.ndarray, repeat_times: int, dst_blk_stride: in
         for j in range(8):
             start = (i * dst_rep_stride + j * blk) * per_block
             out[start:start + per_block] = src[8 * i + j]
+    return out
+
+
+def gatherb(dst: np.ndarray, src: np.ndarray, offsets: np.ndarray, repeat_times: int, dst_blk_stride: int = 1,
+            dst_rep_stride: int = 8) -> np.ndarray:
+    """A copy of ``dst`` after Gatherb: the 32 bytes at byte ``offsets[8i + j]`` of ``src`` into
+    destination block ``i * dst_rep_stride + j * dst_blk_stride`` (a block stride of 0 read as 1)."""
+    out = dst.copy()
+    out8, src8 = out.view(np.uint8), src.view(np.uint8)
+    blk = dst_blk_stride or 1
+    for i in range(repeat_times):
+        for j in range(8):
+            at = 32 * (i * dst_rep_stride + j * blk)
+            out8[at:at + 32] = src8[offsets[8 * i + j]:offsets[8 * i + j] + 32]
     return out

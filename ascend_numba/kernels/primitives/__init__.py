@@ -14,6 +14,7 @@
 ``index``          CreateVecIndex
 ``broadcast``      Brcb
 ``gather_mask``    GatherMask, GetGatherMaskRemainCount
+``gatherb``        Gatherb: 32-byte blocks at byte offsets
 ``atomic``         SetAtomicAdd / Max / Min / Type, DisableDmaAtomic: copies into GM that combine
 ``reduce``         WholeReduce*, RepeatReduceSum, BlockReduce*, PairReduceSum (``reduce_tensor``:
                    ReduceSum / Max / Min)
@@ -51,6 +52,7 @@ from . import reduce
 from .reduce_tensor import reduce_max, reduce_min, reduce_sum
 from .atomic import (disable_dma_atomic, set_atomic_add, set_atomic_max, set_atomic_min, set_atomic_none,
                      set_atomic_type)
+from .gatherb import GatherRepeatParams, gatherb
 from .gather_mask import GatherMaskParams, gather_mask, get_gather_mask_remain_count
 from .reduce import *  # noqa: F403 - the reductions and ReduceOrder
 from .cast_int4 import cast_int4
@@ -77,7 +79,7 @@ __all__ = [
     "data_copy", "data_copy_pad", "gather", "preload", "ttrans", "sync_all", "kprint", "dump_tensor", "kernel_prints",
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,
     "create_vec_index", "brcb", "BrcbRepeatParams", *reduce.__all__, "reduce_sum", "reduce_max", "reduce_min",
-    "gather_mask", "get_gather_mask_remain_count", "GatherMaskParams",
+    "gather_mask", "get_gather_mask_remain_count", "GatherMaskParams", "gatherb", "GatherRepeatParams",
     "set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type", "disable_dma_atomic", "set_atomic_none",
     "cast", "cast_bf16", "cast_int4", "cast_dequant", "set_deq_scale", "add_deq_relu",
     "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
