@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 import ascend_numba as an
 from ascend_numba.host.references.broadcast import brcb as reference
 from ascend_numba.host.references.broadcast import gatherb as gatherb_reference
-from ascend_numba.kernels import (MASK_PLACEHOLDER, BinaryRepeatParams, BrcbRepeatParams, KernelCheckError, add,                                   alloc_buffer, brcb, data_copy, gatherb, GatherRepeatParams,
-                                  set_vector_mask)
+from ascend_numba.kernels import (MASK_PLACEHOLDER, BinaryRepeatParams, BrcbRepeatParams, GatherRepeatParams,
+                                  KernelCheckError, add, alloc_buffer, brcb, data_copy, gatherb, set_vector_mask)
 
 SRC, DST = 256, 4096
 
