@@ -9,7 +9,7 @@ import pytest
 
 from ascend_numba.config import FUSION_BLOCK
 from ascend_numba.kernels import (
-    KernelCheckError, VectorProgramError, add, adds, alloc_buffer, cast_bf16_to_f32, cast_f16_to_f32,
+    KernelCheckError, RoundMode, VectorProgramError, add, adds, alloc_buffer, cast, cast_bf16_to_f32, cast_f16_to_f32,
     cast_f32_to_bf16, cast_f32_to_f16, constant, data_copy, data_copy_pad, div, duplicate, kernel, mul, muls, sub,
     vector_program, vmax, vsqrt,
 )
@@ -184,6 +184,42 @@ def test_casts_fuse_with_the_arithmetic(bf16):
         expected = ((x.view(dtype).astype(np.float32) * y.view(dtype).astype(np.float32))
                     * np.float32(1.5)).astype(dtype)
     assert np.array_equal(fused.view(dtype)[finite], expected[finite])
+
+
+@vector_program(temps=("t",))
+def scaled_to_int(x, o_i32, o_f16, t, s, mode):
+    t = muls(x, s)
+    o_i32 = cast(t, mode)
+    o_f16 = cast(t, mode)
+
+
+@kernel(nrt=False)
+def scaled_to_int_kernel(ctx, x, o_i32, o_f16, n, fuse, s, mode):
+    xs = alloc_buffer(ctx, n, np.float32)
+    ts = alloc_buffer(ctx, n, np.float32)
+    oi = alloc_buffer(ctx, n, np.int32)
+    oh = alloc_buffer(ctx, n, np.uint16)
+    data_copy(ctx, xs, 0, x, 0, n)
+    scaled_to_int(ctx, n, fuse, xs, oi, oh, ts, s, mode)
+    data_copy(ctx, o_i32, 0, oi, 0, n)
+    data_copy(ctx, o_f16, 0, oh, 0, n)
+
+
+@pytest.mark.parametrize("mode", [RoundMode.CAST_RINT, RoundMode.CAST_FLOOR, RoundMode.CAST_ROUND, RoundMode.CAST_ODD])
+def test_a_cast_under_a_round_mode_fuses(mode):
+    M = 8192 + 37  # whole blocks and a tail
+    x = np.random.default_rng(2).standard_normal(M).astype(np.float32) * np.float32(3e4)
+    x[:4] = [np.nan, np.inf, -2.5, 0.5]
+    outs = []
+    for fuse in (1, 0):
+        o_i32, o_f16 = np.zeros(M, np.int32), np.zeros(M, np.uint16)
+        scaled_to_int_kernel.launch(x, o_i32, o_f16, M, fuse, 1.5, int(mode), block_dim=1)
+        outs.append(o_i32.tobytes() + o_f16.tobytes())
+    assert outs[0] == outs[1]  # the fused pass gives the primitives' bits
+    if mode == RoundMode.CAST_FLOOR:
+        t = x * np.float32(1.5)
+        finite = np.isfinite(t) & (np.abs(t) < 2 ** 31)
+        assert np.array_equal(np.frombuffer(outs[0][:4 * M], np.int32)[finite], np.floor(t[finite]).astype(np.int32))
 
 
 @vector_program

@@ -44,8 +44,9 @@ def test_checked_mode_codes_trace_events_and_lint_roles_come_from_the_declaratio
 
 
 def test_the_fused_ops_are_the_declared_vector_ops_and_copies_with_their_element_math():
-    assert set(fusion.OPS) == set(VECTOR_OPS) | {"data_copy", "data_copy_pad"}
+    assert set(fusion.OPS) == set(VECTOR_OPS) | {"data_copy", "data_copy_pad", "cast", "cast_bf16"}
     assert fusion.OPS["data_copy"].kind == fusion.OPS["data_copy_pad"].kind == "copy"
+    assert fusion.OPS["cast"].kind == fusion.OPS["cast_bf16"].kind == "cast_mode"  # Cast under a RoundMode
     assert fusion.OPS["add"].element == "({0} + {1})" and fusion.OPS["add"].quiets
     assert fusion.OPS["vsqrt"].element == "sqrt_element({0})"
     assert fusion.OPS["vmax"].element == "max_element({0}, {1})"

@@ -315,9 +315,27 @@ def _pairs(half: str):
     return convert, convert_rint, modes_taken, word_of, rint
 
 
+PAIRS = {"cast": _pairs("float16"), "cast_bf16": _pairs("bfloat16")}
+
+
+def _cast_element(name: str):
+    """One element of Cast ``name`` given its ``word_of`` (the mode, or the DEQSCALE word): what a
+    fused vector program computes (kernels/primitives/fusion_codegen.py)."""
+    convert, convert_rint, _, _, rint = PAIRS[name]
+
+    @jit(always_inline=True)
+    def element(dst, src, v, word):
+        return convert_rint(dst, src, v) if rint(dst, src, word) else convert(dst, src, v, word)
+    return element
+
+
+# A fused program's names for the Cast rows: each one's element and its word (from the mode).
+FUSED = {name: (_cast_element(name), PAIRS[name][3]) for name in PAIRS}
+
+
 def _cast_primitive(name: str, half: str):
     """Primitive ``name`` (a row of host.primitives): Cast with its uint16 tiles holding ``half``."""
-    convert, convert_rint, modes_taken, word_of, rint = _pairs(half)
+    convert, convert_rint, modes_taken, word_of, rint = PAIRS[name]
     code = EVENT[name]
 
     @jit(always_inline=True)

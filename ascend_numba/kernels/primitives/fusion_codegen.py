@@ -62,7 +62,8 @@ def _unfused_lines(body: list, indent: str) -> list:
             lines.append(f"{indent}{_copy_call(s)}")
             continue
         operands = [s.dst, *s.tiles, *(ast.unparse(e) for e in s.scalars)]
-        lines.append(f"{indent}_p.{s.op}(ctx, {', '.join(operands)}, count)")
+        module = "_cvt" if OPS[s.op].kind == "cast_mode" else "_p"
+        lines.append(f"{indent}{module}.{s.op}(ctx, {', '.join(operands)}, count)")
     return lines
 
 
@@ -152,6 +153,12 @@ class _Element:
             spec = OPS[s.op]
             if spec.kind == "copy":
                 self._copy(s, indent, forms)
+                continue
+            if spec.kind == "cast_mode":  # Cast under a RoundMode: bits to bits through its word
+                src = s.tiles[0]
+                self.lines.append(f"{indent}_r_{s.dst} = _cast_{s.op}({s.dst}, {src}, {self.raw(src, forms)}, "
+                                  f"{self.scalar_of[id(s)]})")
+                forms[s.dst] = "raw"
                 continue
             if spec.kind == "cast":  # a cast reads and writes bits: dst[i] = conversion(src[i])
                 self.lines.append(f"{indent}_r_{s.dst} = _dt_{s.dst}({spec.element}({self.raw(s.tiles[0], forms)}))")
@@ -437,10 +444,13 @@ def _source(program: Program, body: list, fused: bool, half: set = frozenset(), 
             scalar_of[id(s)] = f"_s{k}"
             # As _vscalar takes it: a fp16 tile's scalar is the fp16 value nearest it.
             value = ast.unparse(s.scalars[0])
+            if OPS[s.op].kind == "cast_mode":  # the mode as Cast's word (int32 -> fp16: the DEQSCALE register)
+                scalar_lines.append(f"    _s{k} = _word_{s.op}(ctx, {s.dst}, {s.tiles[0]}, np.int64({value}))")
+                continue
             scalar_lines.append(f"    _s{k} = f32_round_f16(np.float32({value}))"
                                 if s.dst in half and OPS[s.op].kind != "bits" else f"    _s{k} = _dt_{s.dst}({value})")
     # Chains of fp16 roundings run FUSION_INTERLEAVE_F16 elements side by side (see config).
-    ways = FUSION_INTERLEAVE_F16 if any(OPS[s.op].kind not in ("cast", "copy", "bits") and s.dst in half
+    ways = FUSION_INTERLEAVE_F16 if any(OPS[s.op].kind not in ("cast", "cast_mode", "copy", "bits") and s.dst in half
                                         for s in ops_of(body)) else 1
     # A whole block's CopyOut runs as a loop of its own after the block's element loop, from the
     # UB tiles the element loop stored (staged): a loop reading a tensor and writing it in place

@@ -27,7 +27,8 @@ class _OpSpec:
 
     tiles: int  # tile operands
     scalars: int  # scalar operands
-    kind: str  # "arith", "fill" (the scalar), "cast" (bits to bits), "bits" (integer logic on the stored bits),
+    kind: str  # "arith", "fill" (the scalar), "cast" (bits to bits), "cast_mode" (Cast under a RoundMode),
+    # "bits" (integer logic on the stored bits),
     # "copy" (a DMA copy: the program's stages)
     element: str  # the expression of one element ({0}, {1}: tile values, then scalars), or the cast's conversion
     quiets: bool  # an arithmetic result: a number or the default NaN (quiet)
@@ -51,6 +52,8 @@ OPS = {name: _OpSpec(p.tiles, p.scalars, p.kind,
 # last part goes out.
 OPS.update({PRIMITIVES[name].name: _OpSpec(1, scalars, "copy", "", False)
             for name, scalars in (("data_copy", 0), ("data_copy_pad", 1))})
+# Cast under a RoundMode (kind "cast_mode": bits to bits, its scalar the mode): ``dst = cast(src, mode)``.
+OPS.update({name: _OpSpec(1, 1, "cast_mode", "", False) for name in ("cast", "cast_bf16")})
 
 # Scalar operands and flag tests: parameters combined by arithmetic, comparisons and logic.  Number
 # literals only in tests (``variant == 0``).

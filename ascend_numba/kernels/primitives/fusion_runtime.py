@@ -14,7 +14,7 @@ from ..half import (
     f32_to_f16_quiet,
 )
 from ..lane import _address
-from . import dma, vector
+from . import convert, dma, vector
 from .llvm import scalar_loop
 from .preload import advance_preload
 
@@ -49,9 +49,13 @@ def _default_nans_f16(view, n):
 
 
 def _scope(dtypes: dict) -> dict:
-    """The generated code's names: the primitives (``_p``), the conversions, and each tile's NumPy
+    """The generated code's names: the primitives (``_p``; Cast's: ``_cvt``, with each Cast row's
+    element and word as ``_cast_<row>`` and ``_word_<row>``), the conversions, and each tile's NumPy
     element type as ``_dt_<tile>`` (the primitives' stores cast to it)."""
-    return {"_p": vector, "_dma": dma, "np": np, "_address": _address, "_apart": _apart,
+    return {"_p": vector, "_dma": dma, "_cvt": convert,
+            **{f"_cast_{name}": element for name, (element, _) in convert.FUSED.items()},
+            **{f"_word_{name}": word for name, (_, word) in convert.FUSED.items()},
+            "np": np, "_address": _address, "_apart": _apart,
             "advance_preload": advance_preload, "_default_nans": _default_nans, "_default_nans_f16": _default_nans_f16,
             "scalar_loop": scalar_loop,
             **vector.ELEMENT_INTRINSICS,
