@@ -15,8 +15,8 @@ turns a function written with the vector-op vocabulary into such a loop::
 The arguments after ``fuse`` may come grouped in tuples, each standing for its elements in order.
 
 A program's body is a sequence of ``tile = op(operands)`` lines (every vector op declared in
-:mod:`ascend_numba.host.primitives`, with the primitives' operand order minus ``ctx``, the
-destination and the count), ``if``/``else`` on flag parameters, and calls of other programs
+:mod:`ascend_numba.host.primitives`, and Cast under a RoundMode, ``o = cast(t, mode)`` or
+``cast_bf16``, with the primitives' operand order minus ``ctx``, the destination and the count), ``if``/``else`` on flag parameters, and calls of other programs
 (inlined: a program may pass one tile under two of its callee's names, as an in-place update
 does), and copies: ``ub = data_copy(gm)`` lines before the first vector op (the CopyIn, ``count``
 elements) and ``gm = data_copy(ub)`` / ``gm = data_copy_pad(ub, nbytes)`` lines after the last (the
