@@ -11,7 +11,8 @@ import pytest
 import ascend_numba as an
 from ascend_numba.host.references.atomic import accumulate
 from ascend_numba.kernels import (KernelCheckError, alloc_buffer, data_copy, data_copy_pad, disable_dma_atomic,
-                                  set_atomic_add, set_atomic_max, set_atomic_min, set_atomic_type)
+                                  init_global_memory, set_atomic_add, set_atomic_max, set_atomic_min,
+                                  set_atomic_type, sync_all)
 
 LANES, N = 4, 4096  # bytes each lane contributes
 
@@ -100,3 +101,45 @@ def plain_then_atomic(ctx, gm, x):
 def test_checked_mode_names_a_plain_write_meeting_an_atomic_one():
     with pytest.raises(KernelCheckError, match=r"lane 1, DataCopy: \[gm-write-race\]"):
         plain_then_atomic.launch(np.zeros(64, np.float32), np.ones(64, np.float32), block_dim=2, checked=True)
+
+
+@an.kernel(resident=True)
+def zero_then_accumulate(ctx, out, parts, n):
+    t = alloc_buffer(ctx, 64, np.float32)
+    if ctx.block_idx == 0:
+        init_global_memory(ctx, out, n, 0.0)  # the output a workspace: zeroed by the kernel
+    sync_all(ctx)
+    data_copy(ctx, t, 0, parts, ctx.block_idx * 64, 64)
+    set_atomic_add(ctx, np.float32)
+    data_copy(ctx, out, 0, t, 0, 64)
+    disable_dma_atomic(ctx)
+
+
+@pytest.mark.parametrize("mode", [{}, {"interpret": True}, {"checked": True}])
+def test_init_global_memory_then_atomic_adds(mode):
+    parts = np.random.default_rng(4).integers(-8, 9, 4 * 64).astype(np.float32)
+    out = np.full(64, 123.0, np.float32)
+    zero_then_accumulate.launch(out, parts, 64, block_dim=4, **mode)
+    assert np.array_equal(out, parts.reshape(4, 64).sum(axis=0))
+
+
+@an.kernel
+def fill_kernel(ctx, f32, f16, i16, n, value, atomic):
+    if atomic == 1:
+        set_atomic_max(ctx, np.float32)
+    init_global_memory(ctx, f32, n, value)
+    if atomic == 1:
+        set_atomic_type(ctx, np.float16)
+    init_global_memory(ctx, f16, n, value)
+    if atomic == 1:
+        set_atomic_type(ctx, np.int16)
+    init_global_memory(ctx, i16, n, value)
+
+
+def test_init_global_memory_fills_count_elements_and_combines_under_an_atomic():
+    f32, f16, i16 = np.full(40, 9.0, np.float32), np.full(40, 9.0, np.float16), np.full(40, 9, np.int16)
+    fill_kernel.launch(f32, f16.view(np.uint16), i16, 33, -2.5, 0, block_dim=1)
+    assert np.array_equal(f32, [-2.5] * 33 + [9.0] * 7) and np.array_equal(f16, [-2.5] * 33 + [9.0] * 7)
+    assert np.array_equal(i16, [-2] * 33 + [9] * 7)  # a float toward zero, as a C++ conversion
+    fill_kernel.launch(f32, f16.view(np.uint16), i16, 40, 5.0, 1, block_dim=1)  # max with 5
+    assert np.array_equal(f32, [5.0] * 33 + [9.0] * 7) and np.array_equal(i16, [5] * 33 + [9] * 7)

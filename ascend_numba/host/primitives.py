@@ -561,6 +561,9 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "SetAtomicType<T>: the atomic's type, its operation kept.", ""),
     Primitive("disable_dma_atomic", "DisableDmaAtomic", "atomic", (),
               "DisableDmaAtomic (SetAtomicNone): copies into GM overwrite again.", ""),
+    Primitive("init_global_memory", "InitGlobalMemory", "atomic", ("dst", "count", "scalar"),
+              "InitGlobalMemory (Fill): the first ``count`` elements of a GM tensor set to the value (uint16: fp16), "
+              "written as a copy is (under a DMA atomic: combined); traced as one event.", "check_fill", "scalar"),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

@@ -15,7 +15,8 @@
 ``broadcast``      Brcb
 ``gather_mask``    GatherMask, GetGatherMaskRemainCount
 ``gatherb``        Gatherb: 32-byte blocks at byte offsets
-``atomic``         SetAtomicAdd / Max / Min / Type, DisableDmaAtomic: copies into GM that combine
+``atomic``         SetAtomicAdd / Max / Min / Type, DisableDmaAtomic: copies into GM that combine;
+                   InitGlobalMemory
 ``reduce``         WholeReduce*, RepeatReduceSum, BlockReduce*, PairReduceSum (``reduce_tensor``:
                    ReduceSum / Max / Min)
 ``convert``        Cast between tile types under a ``RoundMode``
@@ -50,8 +51,8 @@ from .index import create_vec_index
 from .broadcast import BrcbRepeatParams, brcb
 from . import reduce
 from .reduce_tensor import reduce_max, reduce_min, reduce_sum
-from .atomic import (disable_dma_atomic, set_atomic_add, set_atomic_max, set_atomic_min, set_atomic_none,
-                     set_atomic_type)
+from .atomic import (disable_dma_atomic, init_global_memory, set_atomic_add, set_atomic_max, set_atomic_min,
+                     set_atomic_none, set_atomic_type)
 from .gatherb import GatherRepeatParams, gatherb
 from .gather_mask import GatherMaskParams, gather_mask, get_gather_mask_remain_count
 from .reduce import *  # noqa: F403 - the reductions and ReduceOrder
@@ -81,6 +82,7 @@ __all__ = [
     "create_vec_index", "brcb", "BrcbRepeatParams", *reduce.__all__, "reduce_sum", "reduce_max", "reduce_min",
     "gather_mask", "get_gather_mask_remain_count", "GatherMaskParams", "gatherb", "GatherRepeatParams",
     "set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type", "disable_dma_atomic", "set_atomic_none",
+    "init_global_memory",
     "cast", "cast_bf16", "cast_int4", "cast_dequant", "set_deq_scale", "add_deq_relu",
     "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
     "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",

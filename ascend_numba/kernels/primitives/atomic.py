@@ -1,5 +1,6 @@
 """DMA atomics (family ``atomic`` of :mod:`ascend_numba.host.primitives`): SetAtomicAdd,
-SetAtomicMax, SetAtomicMin, SetAtomicType and DisableDmaAtomic (SetAtomicNone).
+SetAtomicMax, SetAtomicMin, SetAtomicType and DisableDmaAtomic (SetAtomicNone); and
+InitGlobalMemory (Fill), whose writes go through the DMA as a copy's and combine under an atomic.
 
 While a lane's atomic is set, every DataCopy / DataCopyPad it makes into GM combines each element
 with the one in GM instead of overwriting it: ``gm = gm + src`` (max, min), element by element in
@@ -27,17 +28,26 @@ from __future__ import annotations
 import numpy as np
 from numba import types
 
+from ...checked.auto import enter, moved_data
+from ...checked.dispatch import checked_rule
+from ...checked.gm_ownership import claim
+from ...checked.gm_regions import gm_range
+from ...checked.rules import OPERAND_DST, PRIMITIVE
 from ...host.primitives import PRIMITIVES
+from ...host.trace import DIR_SCALAR, EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import bf16_to_f32, f16_to_f32, f32_as_u32, f32_to_bf16, f32_to_f16, u32_as_f32
-from ..lane import STATE_ATOMIC, _load_i64, _store_i64
+from ..lane import STATE_ATOMIC, _address, _load_i64, _store_i64
+from .context import address, trace_event, tracing
 from .elements import canonical_nan
 from .llvm import compare_exchange
 from .vector import declared
 
 __all__ = ["set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type", "disable_dma_atomic",
-           "set_atomic_none", "atomic_copy", "atomic_on"]
+           "set_atomic_none", "init_global_memory", "atomic_copy", "atomic_on"]
+
+_FILL, _FILL_CODE = PRIMITIVE["InitGlobalMemory"], EVENT["init_global_memory"]
 
 ADD, MAX, MIN = 1, 2, 3
 # The device's AtomicDtype numbering (kernel_operator_set_atomic_intf.h): NONE, F32, F16, S16, S32, S8, BF16.
@@ -164,6 +174,18 @@ def _swap(array, byte, width, expected, desired):
     return np.int64(compare_exchange(array, byte, np.uint8(expected), np.uint8(desired)))
 
 
+@jit(always_inline=True)
+def _combine_at(dst, byte, width, op, code, value):
+    """Combine ``value``'s bits into the element at ``byte`` of GM ``dst``, retried until no other
+    lane came between."""
+    gm = np.int64(0)  # a guess: a miss returns GM's bits, and the next round combines those
+    while True:
+        found = _swap(dst, byte, width, gm, _combined(op, code, gm, value))
+        if found == gm:
+            return
+        gm = found
+
+
 @jit
 def atomic_copy(ctx, dst, d, src, s, n):
     """``n`` bytes of ``src`` from byte ``s`` combined into GM ``dst`` from byte ``d`` under the
@@ -173,12 +195,77 @@ def atomic_copy(ctx, dst, d, src, s, n):
     width = _width(code)
     whole = n - n % width
     for j in range(0, whole, width):
-        value = _swap(src, s + j, width, 0, 0)  # an atomic read: a 0 found is stored back unchanged
-        gm = np.int64(0)  # a guess: a miss returns GM's bits, and the next round combines those
-        while True:
-            found = _swap(dst, d + j, width, gm, _combined(op, code, gm, value))
-            if found == gm:
-                break
-            gm = found
+        _combine_at(dst, d + j, width, op, code, _swap(src, s + j, width, 0, 0))  # an atomic read of the source
     for j in range(whole, n):
         _swap(dst, d + j, 1, _swap(dst, d + j, 1, 0, 0), _swap(src, s + j, 1, 0, 0))
+
+
+# ---- InitGlobalMemory (Fill) ------------------------------------------------------------------------
+
+def _element_bits(gm, value):
+    """``value`` as ``gm``'s element, its bits as an int64 (a uint16 tensor: fp16)."""
+    raise NotImplementedError  # compiled only
+
+
+@overload(_element_bits, jit_options=OVERLOAD_OPTIONS)
+def _ov_element_bits(gm, value):
+    if gm.dtype == types.uint16:
+        return lambda gm, value: np.int64(f32_to_f16(np.float32(value)))
+    if gm.dtype == types.float32:
+        return lambda gm, value: np.int64(f32_as_u32(np.float32(value)))
+    if isinstance(gm.dtype, types.Integer) and gm.dtype.bitwidth in (16, 32):
+        mask = (1 << gm.dtype.bitwidth) - 1
+        return lambda gm, value: np.int64(value) & mask
+    raise TypingError(f"InitGlobalMemory takes uint16 (fp16), int16, uint32, int32 and float32 tensors; got {gm.dtype}")
+
+
+def _init_global_memory(ctx, dst, size, value):
+    bits = _element_bits(dst, value)
+    n = max(min(np.int64(size), dst.size), 0)
+    if not check_fill(ctx, _address(dst), n * dst.itemsize):
+        return
+    if tracing(ctx):
+        a = address(dst)
+        trace_event(ctx, _FILL_CODE, DIR_SCALAR, n * dst.itemsize, 1, a, a + n * dst.itemsize, 0, 0, 0, 0)
+    setting = atomic_on(ctx)
+    if setting == 0:
+        for i in range(n):
+            _put_bits(dst, i, bits)
+        return
+    op, code = setting & 0xFF, (setting >> 8) & 0xFF
+    width = _width(code)
+    for j in range(0, n * dst.itemsize - (n * dst.itemsize) % width, width):  # the atomic's type, as a copy's
+        _combine_at(dst, j, width, op, code, (bits >> (8 * (j % dst.itemsize))) & ((np.int64(1) << (8 * width)) - 1))
+
+
+def _put_bits(gm, i, bits):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_put_bits, jit_options=OVERLOAD_OPTIONS)
+def _ov_put_bits(gm, i, bits):
+    if gm.dtype == types.float32:
+        def put_f32(gm, i, bits):
+            gm[i] = u32_as_f32(np.uint32(bits))
+        return put_f32
+    dtype = gm.dtype
+
+    def put(gm, i, bits):
+        gm[i] = dtype(bits)
+    return put
+
+
+@checked_rule
+@jit
+def check_fill(ctx, addr, nbytes):
+    """InitGlobalMemory: the bytes inside the GM tensor, claimed as a copy's (an atomic one under
+    a DMA atomic)."""
+    enter(ctx, _FILL)
+    moved_data(ctx)
+    if nbytes <= 0:
+        return True
+    r, off = gm_range(ctx, _FILL, OPERAND_DST, addr, 0, nbytes, True)
+    return r >= 0 and claim(ctx, _FILL, r, off, nbytes, nbytes, 1, atomic_on(ctx) != 0)
+
+
+init_global_memory = declared(_init_global_memory, PRIMITIVES["init_global_memory"], __name__)
