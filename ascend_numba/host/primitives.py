@@ -41,8 +41,9 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "COMPOUND_OPS", "CAST_COMPOUND_OPS", "TENSOR_ROLES",
-           "CMPMODE", "SELMODE", "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams", "BrcbRepeatParams",
-           "GatherMaskParams", "GatherRepeatParams", "ReduceOrder", "MASK_PLACEHOLDER",
+           "CMPMODE", "SELMODE", "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams",
+           "BrcbRepeatParams", "GatherMaskParams", "GatherRepeatParams", "DataCopyPadExtParams",
+           "ReduceOrder", "MASK_PLACEHOLDER",
            "element_expression"]
 
 # An operand a primitive writes (dst) or reads (``mask``: Select's selection bits); checked mode's codes.
@@ -136,6 +137,9 @@ GatherMaskParams = collections.namedtuple(
 # Gatherb's strides (include/basic_api/kernel_struct_gather.h): the constructor's order, blocks of 32 bytes.
 GatherRepeatParams = collections.namedtuple("GatherRepeatParams", ("dst_blk_stride", "dst_rep_stride"),
                                             defaults=(1, 8))
+# DataCopyPad's padding (GM -> UB), field for field the device's DataCopyPadExtParams<T>.
+DataCopyPadExtParams = collections.namedtuple(
+    "DataCopyPadExtParams", ("is_pad", "left_padding", "right_padding", "padding_value"), defaults=(False, 0, 0, 0))
 MASK_PLACEHOLDER = 0  # the mask a call with is_set_mask=False passes (it reads the register)
 
 
@@ -294,8 +298,9 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     Primitive("data_copy", "DataCopy", "dma", ("dst", "dst_off", "src", "src_off", "count"),
               "DataCopy: GM<->UB or UB<->UB, ``count`` elements in whole 32-byte blocks.", "check_transfer", "copy"),
     Primitive("data_copy_pad", "DataCopyPad", "dma",
-              ("dst", "dst_off", "src", "src_off", "block_count", "block_len", "src_stride", "dst_stride"),
-              "DataCopyPad: ``block_count`` blocks of ``block_len`` bytes, strided, exact bytes.", "check_transfer",
+              ("dst", "dst_off", "src", "src_off", "block_count", "block_len", "src_stride", "dst_stride", "pad"),
+              "DataCopyPad: ``block_count`` blocks of ``block_len`` bytes, strided, exact bytes; GM -> UB with "
+              "DataCopyPadExtParams: left / right pads and the bytes to the block's end filled.", "check_transfer",
               "copy"),
     Primitive("gather", "Gather", "dma", ("dst", "src", "src1", "base", "count"),
               "Gather: ``dst[i] = src[base + offsets_bytes[i] / sizeof]`` (UB to UB).", "check_gather", "copy"),
@@ -561,6 +566,8 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "SetAtomicType<T>: the atomic's type, its operation kept.", ""),
     Primitive("disable_dma_atomic", "DisableDmaAtomic", "atomic", (),
               "DisableDmaAtomic (SetAtomicNone): copies into GM overwrite again.", ""),
+    Primitive("set_pad_value", "SetPadValue", "dma", ("scalar",),
+              "SetPadValue: the value a padded DataCopyPad with ``is_pad`` False fills its pads with.", ""),
     Primitive("init_global_memory", "InitGlobalMemory", "atomic", ("dst", "count", "scalar"),
               "InitGlobalMemory (Fill): the first ``count`` elements of a GM tensor set to the value (uint16: fp16), "
               "written as a copy is (under a DMA atomic: combined); traced as one event.", "check_fill", "scalar"),

@@ -25,16 +25,19 @@ from ...checked.ub_shadow import (
     first_garbage, first_unwritten, is_local_operand, mark_blocks_written, mark_epoch, mark_written, move_garbage,
     set_garbage, ub_aligned, ub_blocks_read_ok, ub_range_ok, ub_read_ok,
 )
+from ...host.primitives import DataCopyPadExtParams
 from ...host.trace import DIR_LOCAL, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER
 from ..._numba_compat.extending import TypingError, as_dtype, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..arguments import copy_types_agree
-from ..lane import STATE_STREAM, _address, _load_i64, _voidptr
+from ..half import f32_as_u32, f32_to_f16, u32_as_f32
+from ..lane import STATE_PAD_F32, STATE_PAD_INT, STATE_PAD_SET, STATE_STREAM, _address, _load_i64, _store_i64, _voidptr
 from .context import address, copy_direction, in_ub, trace_event, tracing
 from .atomic import atomic_copy, atomic_on
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
 
-__all__ = ["data_copy", "data_copy_pad", "gather", "copy_bytes", "check_copy_types"]
+__all__ = ["data_copy", "data_copy_pad", "set_pad_value", "DataCopyPadExtParams", "gather", "copy_bytes",
+           "check_copy_types"]
 
 PRIM_DATA_COPY = PRIMITIVE["DataCopy"]
 PRIM_DATA_COPY_PAD = PRIMITIVE["DataCopyPad"]
@@ -129,11 +132,12 @@ def _streaming(ctx, dst, src):
 @checked_rule
 @jit
 def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbytes, src_byte, block_count,
-                   block_len, src_pitch, dst_pitch):
+                   block_len, src_pitch, dst_pitch, dst_lead):
     """DataCopy / DataCopyPad: counts and strides, bounds (GM with padding, UB and the tile's
     buffer), UB alignment, DataCopy block multiple, UB bytes read written since Init, and per GM
     byte since the last SyncAll: one writer, no lane reading what another wrote or writing what
-    another read."""
+    another read.  ``dst_lead``: a padded DataCopyPad's left pad, the bytes of each UB block
+    before its data (the block, not the data, starts on 32 bytes)."""
     enter(ctx, prim)
     moved_data(ctx)
     if prim == PRIM_DATA_COPY:
@@ -175,7 +179,7 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
         if src_r < 0 or not note_read(ctx, prim, src_r, src_off, src_pitch, block_len, block_count):
             return False
     if dst_local:
-        if not (ub_aligned(ctx, prim, OPERAND_DST, dst_addr, dst_byte)
+        if not (ub_aligned(ctx, prim, OPERAND_DST, dst_addr, dst_byte - dst_lead)
                 and ub_range_ok(ctx, prim, OPERAND_DST, dst_addr, dst_nbytes, dst_byte, dst_ext)):
             return False
         d0 = dst_addr - ctx.ub_addr + dst_byte
@@ -291,7 +295,7 @@ def data_copy(ctx, dst, dst_off, src, src_off, count):
     _one_element_type(dst, src)
     n = count * src.itemsize
     if not check_transfer(ctx, PRIM_DATA_COPY, _address(dst), dst.nbytes, dst_off * dst.itemsize, _address(src),
-                          src.nbytes, src_off * src.itemsize, 1, n, n, n):
+                          src.nbytes, src_off * src.itemsize, 1, n, n, n, 0):
         return
     if tracing(ctx):
         d = address(dst) + dst_off * dst.itemsize
@@ -321,21 +325,31 @@ def _pitch(is_local, block_len, stride, block_bytes):
 
 
 @jit(always_inline=True)
-def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_stride, dst_stride):
+def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_stride, dst_stride, pad=None):
     """DataCopyPad with DataCopyExtParams{blockCount, blockLen (bytes), srcStride, dstStride}.
 
     Copies exactly ``block_len`` bytes per block.  Strides are gaps between
     blocks: in bytes on the GM side, in 32-byte blocks on the UB side, where each
     block starts on a block boundary.  One element type on both sides, as for DataCopy.
+
+    ``pad`` (GM -> UB): DataCopyPadExtParams(is_pad, left_padding, right_padding, padding_value):
+    each UB block is ``left_padding`` elements, the data, ``right_padding`` elements and the
+    bytes up to the next 32-byte boundary, the pads (and those bytes) filled with
+    ``padding_value`` when ``is_pad``, else with SetPadValue's value when one was set, else, with
+    no padding asked for, the block's first element (the pages' "dummy"); otherwise they are
+    left (undefined on the device: checked mode reports a read of them).
     """
     _one_element_type(dst, src)
     bb = ctx.block_bytes
-    src_pitch = _pitch(in_ub(ctx, src), block_len, src_stride, bb)
-    dst_pitch = _pitch(in_ub(ctx, dst), block_len, dst_stride, bb)
     s = src_off * src.itemsize
     d = dst_off * dst.itemsize
+    if pad is not None and in_ub(ctx, dst) and not in_ub(ctx, src):
+        _data_copy_pad_padded(ctx, dst, d, src, s, block_count, block_len, src_stride, dst_stride, pad)
+        return
+    src_pitch = _pitch(in_ub(ctx, src), block_len, src_stride, bb)
+    dst_pitch = _pitch(in_ub(ctx, dst), block_len, dst_stride, bb)
     if not check_transfer(ctx, PRIM_DATA_COPY_PAD, _address(dst), dst.nbytes, d, _address(src), src.nbytes, s,
-                          block_count, block_len, src_pitch, dst_pitch):
+                          block_count, block_len, src_pitch, dst_pitch, 0):
         return
     if tracing(ctx):
         da = address(dst) + d
@@ -373,6 +387,100 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
         copy_bytes(dst, d, src, s, block_len)
         s += src_pitch
         d += dst_pitch
+
+
+@jit(always_inline=True)
+def _data_copy_pad_padded(ctx, dst, d, src, s, block_count, block_len, src_stride, dst_stride, pad):
+    size = dst.itemsize
+    left, right = (np.int64(pad[1]) & 0xFF) * size, (np.int64(pad[2]) & 0xFF) * size
+    bb = ctx.block_bytes
+    padded = (left + block_len + right + bb - 1) // bb * bb
+    dst_pitch = padded + dst_stride * bb
+    src_pitch = block_len + src_stride
+    if not check_transfer(ctx, PRIM_DATA_COPY_PAD, _address(dst), dst.nbytes, d + left, _address(src), src.nbytes, s,
+                          block_count, block_len, src_pitch, dst_pitch, left):
+        return
+    if tracing(ctx):
+        da, sa = address(dst) + d, address(src) + s
+        trace_event(ctx, EVENT_DATA_COPY_PAD, copy_direction(ctx, dst, src), block_count * block_len, block_count,
+                    da, da + max(block_count - 1, 0) * dst_pitch + padded, sa,
+                    sa + max(block_count - 1, 0) * src_pitch + block_len, 0, 0)
+    defined = pad[0] or _load_i64(ctx.state_addr, STATE_PAD_SET) != 0 or (left == 0 and right == 0)
+    if not check_pad_bytes(ctx, _address(dst), dst.nbytes, d, dst_pitch, left, block_len, padded, block_count,
+                           defined):
+        return
+    for k in range(max(block_count, 0)):
+        at = d + k * dst_pitch
+        copy_bytes(dst, at + left, src, s + k * src_pitch, block_len)
+        if not defined:
+            continue
+        if pad[0]:
+            value = _vscalar_bits(dst, pad[3])
+        elif _load_i64(ctx.state_addr, STATE_PAD_SET) != 0:
+            value = _pad_register(ctx, dst)
+        else:
+            value = dst[min(max((at + left) // size, 0), dst.size - 1)]  # the dummy: the block's first element
+        for e in range(at // size, (at + left) // size):
+            if 0 <= e < dst.size:
+                dst[e] = value
+        for e in range((at + left + block_len + size - 1) // size, (at + padded) // size):
+            if 0 <= e < dst.size:
+                dst[e] = value
+
+
+@checked_rule
+@jit
+def check_pad_bytes(ctx, dst_addr, dst_nbytes, d, pitch, left, block_len, padded, block_count, defined):
+    """A padded DataCopyPad: each UB block with its pads inside the buffer; the pads written
+    when their value is defined (else left unwritten: a read of them is reported)."""
+    for k in range(block_count):
+        at = d + k * pitch
+        if not ub_range_ok(ctx, PRIM_DATA_COPY_PAD, OPERAND_DST, dst_addr, dst_nbytes, at, padded):
+            return False
+        if defined:
+            u = np.int64(dst_addr) - np.int64(ctx.ub_addr) + at
+            mark_written(ctx, u, left)
+            mark_written(ctx, u + left + block_len, padded - left - block_len)
+    return True
+
+
+def _vscalar_bits(tensor, value):
+    """A pad value as the tile's element (a uint16 tile: fp16 bits)."""
+    raise NotImplementedError  # compiled only
+
+
+@overload(_vscalar_bits, jit_options=OVERLOAD_OPTIONS)
+def _ov_vscalar_bits(tensor, value):
+    if tensor.dtype == types.uint16:
+        return lambda tensor, value: f32_to_f16(np.float32(value))
+    dtype = tensor.dtype
+    if isinstance(dtype, types.Float):
+        return lambda tensor, value: dtype(value)
+    return lambda tensor, value: dtype(np.int64(value))
+
+
+def _pad_register(ctx, tensor):
+    """SetPadValue's value as the tile's element."""
+    raise NotImplementedError  # compiled only
+
+
+@overload(_pad_register, jit_options=OVERLOAD_OPTIONS)
+def _ov_pad_register(ctx, tensor):
+    if tensor.dtype == types.uint16:
+        return lambda ctx, tensor: f32_to_f16(u32_as_f32(np.uint32(_load_i64(ctx.state_addr, STATE_PAD_F32))))
+    if isinstance(tensor.dtype, types.Float):
+        dtype = tensor.dtype
+        return lambda ctx, tensor: dtype(u32_as_f32(np.uint32(_load_i64(ctx.state_addr, STATE_PAD_F32))))
+    dtype = tensor.dtype
+    return lambda ctx, tensor: dtype(_load_i64(ctx.state_addr, STATE_PAD_INT))
+
+
+@jit
+def set_pad_value(ctx, value):
+    """SetPadValue: the value a padded DataCopyPad with ``is_pad`` False fills its pads with."""
+    _store_i64(ctx.state_addr, STATE_PAD_SET, 1)
+    _store_i64(ctx.state_addr, STATE_PAD_F32, np.int64(f32_as_u32(np.float32(value))))
+    _store_i64(ctx.state_addr, STATE_PAD_INT, np.int64(value))
 
 
 def _byte_offset_table(table):
