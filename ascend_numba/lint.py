@@ -278,7 +278,7 @@ class _KernelLint:
             if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and self._ub(node.value.id) \
                     and not isinstance(node.slice, ast.Slice):
                 self.add("PTO402", node, f"'{node.value.id}' indexed directly: read and write UB tiles through "
-                                         "primitives (SetValue, DataCopy, vector ops)")
+                                         "primitives (GetValue, SetValue, DataCopy, vector ops)")
             elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and self._ub(node.value.id) \
                     and node.attr not in _TILE_ATTRIBUTES:
                 self.add("PTO402", node, f"'{node.value.id}.{node.attr}' reaches into a UB tile: use primitives")

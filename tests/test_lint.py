@@ -347,7 +347,7 @@ def test_cli_prints_findings_and_exits_non_zero(tmp_path):
     result = CliRunner().invoke(main, ["lint", str(bad), str(good)])
     assert result.exit_code == 1
     assert result.output.strip() == f"{bad}:6:5: PTO402 'buf' indexed directly: read and write UB tiles through " \
-                                    "primitives (SetValue, DataCopy, vector ops) (4.2)"
+                                    "primitives (GetValue, SetValue, DataCopy, vector ops) (4.2)"
     assert CliRunner().invoke(main, ["lint", str(good)]).exit_code == 0
 
 

@@ -33,6 +33,7 @@ VECTOR_API = {
     "data movement": ("DataCopy", "DataCopyPad", "SetPadValue", "SetLoopModePara", "ResetLoopModePara", "Copy"),
     "atomics and fills": ("SetAtomicAdd", "SetAtomicMax", "SetAtomicMin", "SetAtomicType", "DisableDmaAtomic",
                           "InitGlobalMemory"),
+    "scalar access": ("GetValue", "SetValue"),
 }
 
 

@@ -566,6 +566,9 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "SetAtomicType<T>: the atomic's type, its operation kept.", ""),
     Primitive("disable_dma_atomic", "DisableDmaAtomic", "atomic", (),
               "DisableDmaAtomic (SetAtomicNone): copies into GM overwrite again.", ""),
+    Primitive("get_value", "GetValue", "scalar", ("src", "index"),
+              "GetValue: ``tensor[index]`` of a UB tensor, read by the scalar unit (its stored bits' type: a uint16 "
+              "tile gives fp16 bits).", "check_get_value", "scalar"),
     Primitive("set_pad_value", "SetPadValue", "dma", ("scalar",),
               "SetPadValue: the value a padded DataCopyPad with ``is_pad`` False fills its pads with.", ""),
     Primitive("init_global_memory", "InitGlobalMemory", "atomic", ("dst", "count", "scalar"),

@@ -28,6 +28,7 @@
 ``ttrans``         TTRANS, the tile transpose
 ``sync``           ``sync_all`` (SyncAll), the barrier across the lanes of a launch
 ``debug``          ``kprint`` (AscendC::printf) and ``dump_tensor`` (DumpTensor), printed after the launch
+``scalar``         GetValue and the scalar unit's helpers: GetBitCount, CountLeadingZero, GetSFFValue, CeilDivision...
 ``llvm``           the LLVM intrinsics the copies are built from
 =================  ====================================================================================
 
@@ -51,6 +52,8 @@ from .index import create_vec_index
 from .broadcast import BrcbRepeatParams, brcb
 from . import reduce
 from .reduce_tensor import reduce_max, reduce_min, reduce_sum
+from .scalar import (ceil_division, count_bits_cnt_same_as_sign_bit, count_leading_zero, get_bit_count,
+                     get_sff_value, get_value)
 from .atomic import (disable_dma_atomic, init_global_memory, set_atomic_add, set_atomic_max, set_atomic_min,
                      set_atomic_none, set_atomic_type)
 from .gatherb import GatherRepeatParams, gatherb
@@ -83,7 +86,8 @@ __all__ = [
     "create_vec_index", "brcb", "BrcbRepeatParams", *reduce.__all__, "reduce_sum", "reduce_max", "reduce_min",
     "gather_mask", "get_gather_mask_remain_count", "GatherMaskParams", "gatherb", "GatherRepeatParams",
     "set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type", "disable_dma_atomic", "set_atomic_none",
-    "init_global_memory",
+    "init_global_memory", "get_value", "get_bit_count", "count_leading_zero", "count_bits_cnt_same_as_sign_bit", "get_sff_value",
+    "ceil_division",
     "cast", "cast_bf16", "cast_int4", "cast_dequant", "set_deq_scale", "add_deq_relu",
     "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
     "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",
