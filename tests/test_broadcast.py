@@ -1,6 +1,8 @@
-"""Brcb and Gatherb (issue #52) against their references: one kernel over the four tile widths' types, hypothesis
-over repeats and strides, compiled and interpreted alike; checked mode names a source read past its
-buffer and a destination over the source; the mask register is left with every lane set."""
+"""Brcb, Gatherb and Transpose (issue #52) against their references: Brcb's kernel over 2- and
+4-byte tiles, hypothesis over repeats and strides, compiled and interpreted alike; Transpose's forms
+against NumPy; checked mode names a source read past its buffer, a destination over the source, an
+offset off a block and a TransposeType a tile type does not take; the mask register is left with
+every lane set."""
 
 from __future__ import annotations
 
@@ -12,8 +14,11 @@ from hypothesis import strategies as st
 import ascend_numba as an
 from ascend_numba.host.references.broadcast import brcb as reference
 from ascend_numba.host.references.broadcast import gatherb as gatherb_reference
+from ascend_numba.host.references.broadcast import transpose_nchw
 from ascend_numba.kernels import (MASK_PLACEHOLDER, BinaryRepeatParams, BrcbRepeatParams, GatherRepeatParams,
-                                  KernelCheckError, add, alloc_buffer, brcb, data_copy, gatherb, set_vector_mask)
+                                  KernelCheckError, TRANSPOSE_ND2ND_B16, TRANSPOSE_NCHW2NHWC, TRANSPOSE_NHWC2NCHW,
+                                  TransposeParamsExt, add, alloc_buffer, brcb, data_copy, gatherb, set_vector_mask,
+                                  transpose)
 
 SRC, DST = 256, 4096
 
@@ -126,3 +131,57 @@ def test_gatherb_checked_mode_names_an_unaligned_offset():
     with pytest.raises(KernelCheckError, match=r"Gatherb: \[ub-address-unaligned\] src"):
         gatherb_kernel.launch(np.zeros(DST, np.uint16), np.zeros(SRC * 8, np.uint16), offsets, 1, 1, 8,
                               block_dim=1, checked=True)
+
+
+@an.kernel
+def transpose_kernel(ctx, out16, x16, out8, x8, out32, x32, n, c, h, w, kind):
+    a = alloc_buffer(ctx, 2048, np.uint16)
+    b = alloc_buffer(ctx, 2048, np.uint16)
+    a8 = alloc_buffer(ctx, 2048, np.int8)
+    b8 = alloc_buffer(ctx, 2048, np.int8)
+    a32 = alloc_buffer(ctx, 2048, np.float32)
+    b32 = alloc_buffer(ctx, 2048, np.float32)
+    t = alloc_buffer(ctx, 8192, np.uint8)
+    data_copy(ctx, a, 0, x16, 0, 2048)
+    data_copy(ctx, a8, 0, x8, 0, 2048)
+    data_copy(ctx, a32, 0, x32, 0, 2048)
+    data_copy(ctx, b, 0, out16, 0, 2048)  # every byte written: the transposes write only their elements
+    data_copy(ctx, b8, 0, out8, 0, 2048)
+    data_copy(ctx, b32, 0, out32, 0, 2048)
+    if kind == 0:
+        transpose(ctx, b, a)
+    elif kind == TRANSPOSE_ND2ND_B16:  # uint16 only
+        transpose(ctx, b, a, t, TransposeParamsExt(n, c, h, w, kind))
+    else:
+        transpose(ctx, b, a, t, TransposeParamsExt(n, c, h, w, kind))
+        transpose(ctx, b8, a8, t, TransposeParamsExt(n, c, h, w, kind))
+        transpose(ctx, b32, a32, t, TransposeParamsExt(n, c, h, w, kind))
+    data_copy(ctx, out16, 0, b, 0, 2048)
+    data_copy(ctx, out8, 0, b8, 0, 2048)
+    data_copy(ctx, out32, 0, b32, 0, 2048)
+
+
+@pytest.mark.parametrize("kind, n, c, h, w", [(0, 0, 0, 16, 16), (TRANSPOSE_ND2ND_B16, 0, 0, 16, 16),
+                                              (TRANSPOSE_NCHW2NHWC, 2, 5, 4, 8), (TRANSPOSE_NHWC2NCHW, 3, 3, 2, 16)])
+@pytest.mark.parametrize("mode", [{}, {"interpret": True}, {"checked": True}])
+def test_transpose_is_numpys(kind, n, c, h, w, mode):
+    rng = np.random.default_rng(kind)
+    x16 = rng.integers(0, 1 << 16, 2048, dtype=np.uint16)
+    x8 = rng.integers(-128, 128, 2048, dtype=np.int8)
+    x32 = rng.standard_normal(2048).astype(np.float32)
+    outs = [np.zeros(2048, np.uint16), np.zeros(2048, np.int8), np.zeros(2048, np.float32)]
+    transpose_kernel.launch(outs[0], x16, outs[1], x8, outs[2], x32, n, c, h, w, kind, block_dim=1, **mode)
+    if kind in (0, TRANSPOSE_ND2ND_B16):
+        assert np.array_equal(outs[0][:256], x16[:256].reshape(16, 16).T.reshape(-1))
+        return
+    for out, x in zip(outs, (x16, x8, x32)):
+        m = n * c * h * w
+        assert np.array_equal(out[:m], transpose_nchw(x, n, c, h, w, kind == TRANSPOSE_NCHW2NHWC))
+
+
+def test_transpose_checked_mode_names_a_type_it_does_not_take():
+    x = np.zeros(2048, np.uint16)
+    with pytest.raises(KernelCheckError, match=r"Transpose: \[mode-out-of-range\] src: TransposeType 11"):
+        transpose_kernel.launch(np.zeros(2048, np.uint16), x, np.zeros(2048, np.int8), x.view(np.int8)[:2048],
+                                np.zeros(2048, np.float32), np.zeros(2048, np.float32), 1, 1, 3, 3, 11,
+                                block_dim=1, checked=True)  # h * w * 2 bytes: not on 32

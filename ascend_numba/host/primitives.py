@@ -566,6 +566,10 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "SetAtomicType<T>: the atomic's type, its operation kept.", ""),
     Primitive("disable_dma_atomic", "DisableDmaAtomic", "atomic", (),
               "DisableDmaAtomic (SetAtomicNone): copies into GM overwrite again.", ""),
+    Primitive("transpose", "Transpose", "layout", ("dst", "src", "tmp", "params"),
+              "Transpose: a 16x16 block of 2-byte elements, ``dst = src.T``; with a scratch tensor and "
+              "TransposeParamsExt, [N, C, H, W] <-> [N, H, W, C] (bits moved; the scratch left garbage).",
+              "check_transpose", "vector"),
     Primitive("get_value", "GetValue", "scalar", ("src", "index"),
               "GetValue: ``tensor[index]`` of a UB tensor, read by the scalar unit (its stored bits' type: a uint16 "
               "tile gives fp16 bits).", "check_get_value", "scalar"),

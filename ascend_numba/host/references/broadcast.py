@@ -1,5 +1,5 @@
-"""Brcb and Gatherb, written for clarity (the compiled ones: ``kernels/primitives/broadcast.py``
-and ``gatherb.py``).
+"""Brcb, Gatherb and Transpose, written for clarity (the compiled ones: ``kernels/primitives/broadcast.py``,
+``gatherb.py`` and ``transpose.py``).
 
 Brcb's repeat ``i`` broadcasts ``src[8i + j]`` over destination block ``i * dst_rep_stride + j *
 dst_blk_stride`` (32-byte blocks), for ``j < 8``; every other destination byte is left.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["brcb", "gatherb"]
+__all__ = ["brcb", "gatherb", "transpose_nchw"]
 
 
 def brcb(dst: np.ndarray, src: np.ndarray, repeat_times: int, dst_blk_stride: int = 1,
@@ -37,3 +37,10 @@ def gatherb(dst: np.ndarray, src: np.ndarray, offsets: np.ndarray, repeat_times:
             at = 32 * (i * dst_rep_stride + j * blk)
             out8[at:at + 32] = src8[offsets[8 * i + j]:offsets[8 * i + j] + 32]
     return out
+
+
+def transpose_nchw(src: np.ndarray, n: int, c: int, h: int, w: int, to_nhwc: bool) -> np.ndarray:
+    """Transpose's enhanced form: [N, C, H, W] -> [N, H, W, C] (``to_nhwc``) or back, flat."""
+    if to_nhwc:
+        return src[:n * c * h * w].reshape(n, c, h, w).transpose(0, 2, 3, 1).reshape(-1)
+    return src[:n * c * h * w].reshape(n, h, w, c).transpose(0, 3, 1, 2).reshape(-1)

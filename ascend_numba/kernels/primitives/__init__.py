@@ -15,6 +15,7 @@
 ``broadcast``      Brcb
 ``gather_mask``    GatherMask, GetGatherMaskRemainCount
 ``gatherb``        Gatherb: 32-byte blocks at byte offsets
+``transpose``      Transpose: 16x16 blocks, NCHW <-> NHWC
 ``atomic``         SetAtomicAdd / Max / Min / Type, DisableDmaAtomic: copies into GM that combine;
                    InitGlobalMemory
 ``reduce``         WholeReduce*, RepeatReduceSum, BlockReduce*, PairReduceSum (``reduce_tensor``:
@@ -57,6 +58,7 @@ from .scalar import (ceil_division, count_bits_cnt_same_as_sign_bit, count_leadi
 from .atomic import (disable_dma_atomic, init_global_memory, set_atomic_add, set_atomic_max, set_atomic_min,
                      set_atomic_none, set_atomic_type)
 from .gatherb import GatherRepeatParams, gatherb
+from .transpose import TRANSPOSE_NCHW2NHWC, TRANSPOSE_ND2ND_B16, TRANSPOSE_NHWC2NCHW, TransposeParamsExt, transpose
 from .gather_mask import GatherMaskParams, gather_mask, get_gather_mask_remain_count
 from .reduce import *  # noqa: F403 - the reductions and ReduceOrder
 from .cast_int4 import cast_int4
@@ -87,7 +89,8 @@ __all__ = [
     "gather_mask", "get_gather_mask_remain_count", "GatherMaskParams", "gatherb", "GatherRepeatParams",
     "set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type", "disable_dma_atomic", "set_atomic_none",
     "init_global_memory", "get_value", "get_bit_count", "count_leading_zero", "count_bits_cnt_same_as_sign_bit",
-    "get_sff_value", "ceil_division",
+    "get_sff_value", "ceil_division", "transpose", "TransposeParamsExt", "TRANSPOSE_ND2ND_B16", "TRANSPOSE_NCHW2NHWC",
+    "TRANSPOSE_NHWC2NCHW",
     "cast", "cast_bf16", "cast_int4", "cast_dequant", "set_deq_scale", "add_deq_relu",
     "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
     "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",
