@@ -143,3 +143,21 @@ def test_init_global_memory_fills_count_elements_and_combines_under_an_atomic():
     assert np.array_equal(i16, [-2] * 33 + [9] * 7)  # a float toward zero, as a C++ conversion
     fill_kernel.launch(f32, f16.view(np.uint16), i16, 40, 5.0, 1, block_dim=1)  # max with 5
     assert np.array_equal(f32, [5.0] * 33 + [9.0] * 7) and np.array_equal(i16, [5] * 33 + [9] * 7)
+
+
+@an.kernel
+def odd_kernel(ctx, gm, x):
+    t = alloc_buffer(ctx, 32, np.uint8)
+    data_copy(ctx, t, 0, x, 0, 32)
+    set_atomic_add(ctx, np.int32)
+    data_copy_pad(ctx, gm, 1, t, 0, 1, 8, 0, 0)  # two int32 at GM bytes 1..8: off their alignment
+
+
+@pytest.mark.parametrize("mode", [{}, {"interpret": True}])
+def test_an_element_off_its_alignment_combines_without_faulting(mode):
+    x = np.zeros(32, np.uint8)
+    x[:8] = np.array([5, -3], np.int32).view(np.uint8)
+    gm = np.zeros(16, np.uint8)
+    gm[1:9] = np.array([10, 10], np.int32).view(np.uint8)
+    odd_kernel.launch(gm, x, block_dim=1, **mode)
+    assert list(gm[1:9].copy().view(np.int32)) == [15, 7]

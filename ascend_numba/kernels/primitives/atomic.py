@@ -166,7 +166,18 @@ def _width(code):
 
 @jit(always_inline=True)
 def _swap(array, byte, width, expected, desired):
-    """compare_exchange of a ``width``-byte element; returns the bits found."""
+    """compare_exchange of a ``width``-byte element; returns the bits found.  An element off its
+    width's alignment (a GM view at an odd byte) goes byte by byte: no CPU has an atomic
+    instruction for it (ARM faults), so it is not atomic as a whole."""
+    if (np.int64(_address(array)) + byte) % width != 0:
+        found = np.int64(0)
+        for b in range(width):
+            found |= np.int64(compare_exchange(array, byte + b, np.uint8(0), np.uint8(0))) << (8 * b)
+        if found == expected:
+            for b in range(width):
+                compare_exchange(array, byte + b, np.uint8((found >> (8 * b)) & 0xFF),
+                                 np.uint8((desired >> (8 * b)) & 0xFF))
+        return found
     if width == 4:
         return np.int64(compare_exchange(array, byte, np.uint32(expected), np.uint32(desired)))
     if width == 2:
