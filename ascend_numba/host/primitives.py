@@ -540,7 +540,7 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "trees of a repeat's lanes.", "check_reduce", "vector"),
     Primitive("reduce_max", "ReduceMax", "reduce", ("dst", "src", "tmp", "count"),
               "ReduceMax: ``dst[0]`` = the largest of ``src[:count]`` (a NaN wins), ``cal_index``: ``dst[1]`` its "
-              "first index as the tile's bits; level-0 as ReduceSum's (the index: repeat * lanes + lane).",
+              "first index as the tile's bits; level-0 as ReduceSum's (the index: the element's offset in src).",
               "check_reduce", "vector"),
     Primitive("reduce_min", "ReduceMin", "reduce", ("dst", "src", "tmp", "count"),
               "ReduceMin: as ReduceMax, the smallest.", "check_reduce", "vector"),

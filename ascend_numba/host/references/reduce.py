@@ -111,7 +111,7 @@ def reduce_tensor(dst, src, kind, lane_on, repeats, src_rep_stride=8, accumulate
         at = [(r * src_rep_stride + k // per_block) * per_block + k % per_block for k in range(lanes)]
         on = [lane_on(r, k) and at[k] < src.size for k in range(lanes)]
         won = tree([src[i] if o else dtype.type(0) for i, o in zip(at, on)], on, kind)
-        results.append(None if won is None else (won[0], r * lanes + won[1], at[won[1]]))
+        results.append(None if won is None else (won[0], at[won[1]], at[won[1]]))  # index: the element offset
     if kind != "sum":
         best = None
         for found in results:

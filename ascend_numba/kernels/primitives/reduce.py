@@ -25,7 +25,7 @@ fp16 (uint16) and fp32 tiles, one type for ``dst`` and ``src``.
 * ReduceSum's count form sums each repeat's tree and accumulates the repeats' sums in order (A2/A3's
   counter-mode accumulation, 方式一); its level-0 form sums the repeats' sums by further trees of a
   repeat's lanes (方式二, the c220 steps).  ReduceMax / ReduceMin write the value, then with
-  ``cal_index`` the index over the whole input (repeat * lanes + lane) as the tile's bits.  The
+  ``cal_index`` the index (the element's offset in ``src``, as c220 rebuilds it) as the tile's bits.  The
   scratch tensor must hold what the pages size it at (checked mode), and its bytes hold no value
   after the call (checked mode marks them garbage).
 """

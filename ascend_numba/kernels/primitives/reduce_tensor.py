@@ -35,7 +35,8 @@ def _reduce_tensor(dst, src, nrep, counter, high, low, s_rep, kind, accumulate, 
         some, value, lane = _group(src, kind, r, 0, lanes, counter, high, low, 1, s_rep, full)
         sums[r], sums_on[r] = value, some
         if kind != SUM and some and (not found or _beats(kind, best, value)):
-            best, best_at, best_lane = value, lane_index(r, lane, 1, s_rep, per_block), r * lanes + lane
+            best_at = lane_index(r, lane, 1, s_rep, per_block)  # the index: the element offset (c220 GetIndex)
+            best, best_lane = value, best_at
             found = True
     if kind != SUM:
         if found:
