@@ -44,7 +44,7 @@ from ...host.primitives import PRIMITIVES, ReduceOrder
 from ...host.trace import DIR_VECTOR, EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..half import f16_to_f32, f32_as_u32, f32_round_f16, f32_to_f16, u32_as_f32
+from ..half import f32_as_u32, f32_round_f16, f32_to_f16, u32_as_f32
 from ..lane import _address
 from .context import address, trace_event, tracing
 from .elements import canonical_nan
@@ -52,7 +52,7 @@ from .masks import (_COUNTER, _DST_REP, _REPEAT_TIMES, _SRC0_BLK, _SRC0_REP, BLO
                     REPEAT_BYTES, _param_ok, _runs_ok, all_lanes, call_mask, lane_index, lane_on, repeats_of, run_lanes,
                     stride_u16)
 from .preload import advance_preload
-from .vector import declared
+from .vector import _vload, declared
 
 __all__ = ["whole_reduce_sum", "whole_reduce_max", "whole_reduce_min", "repeat_reduce_sum", "block_reduce_sum",
            "block_reduce_max", "block_reduce_min", "pair_reduce_sum", "ReduceOrder"]
@@ -73,17 +73,6 @@ def _ov_reduce_tile(dst, src):
         raise TypingError(f"the reductions take fp16 (uint16) or fp32 tiles, dst of src's type; got {dst.dtype} from "
                           f"{src.dtype}")
     return lambda dst, src: None
-
-
-def _load(src, i):
-    raise NotImplementedError  # compiled only
-
-
-@overload(_load, jit_options=OVERLOAD_OPTIONS)
-def _ov_load(src, i):
-    if src.dtype == types.uint16:
-        return lambda src, i: f16_to_f32(src[i])
-    return lambda src, i: src[i]
 
 
 def _rounded(src, x):
@@ -173,8 +162,8 @@ def _sum8v(src, v0, v1, v2, v3, v4, v5, v6, v7):
 
 @jit(always_inline=True)
 def _sum8(src, i):
-    return _sum8v(src, _load(src, i), _load(src, i + 1), _load(src, i + 2), _load(src, i + 3), _load(src, i + 4),
-                  _load(src, i + 5), _load(src, i + 6), _load(src, i + 7))
+    return _sum8v(src, _vload(src, i), _vload(src, i + 1), _vload(src, i + 2), _vload(src, i + 3), _vload(src, i + 4),
+                  _vload(src, i + 5), _vload(src, i + 6), _vload(src, i + 7))
 
 
 @jit(always_inline=True)
@@ -187,7 +176,7 @@ def _sum64(src, i):
 def _sum_run(src, i, n):
     """The binary tree of ``src[i:i + n]`` (n: 2, 8, 16, 64 or 128)."""
     if n == 2:
-        return _add(src, _load(src, i), _load(src, i + 1))
+        return _add(src, _vload(src, i), _vload(src, i + 1))
     if n == 8:
         return _sum8(src, i)
     if n == 16:
@@ -215,7 +204,7 @@ def _best8v(kind, a0, a1, a2, a3, a4, a5, a6, a7):
 
 @jit(always_inline=True)
 def _at(src, i):
-    return _load(src, i), np.int64(i)
+    return _vload(src, i), np.int64(i)
 
 
 @jit(always_inline=True)
@@ -273,7 +262,7 @@ def _masked_group(src, kind, r, first, n, counter, high, low, s_blk, s_rep):
     for k in range(n):
         i = lane_index(r, first + k, s_blk, s_rep, per_block)
         on[k] = lane_on(counter, high, low, lanes, r, first + k) and i < src.size
-        val[k] = _load(src, i) if on[k] else np.float32(0)
+        val[k] = _vload(src, i) if on[k] else np.float32(0)
         idx[k] = first + k
     width = n
     while width > 1:
