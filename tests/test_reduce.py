@@ -15,7 +15,8 @@ from ascend_numba._numba_compat.jit import jit
 from ascend_numba.host.references.reduce import ORDERS, repeat_reduce, reduce_tensor
 from ascend_numba.kernels import (KernelCheckError, alloc_buffer, block_reduce_max, block_reduce_min, block_reduce_sum,
                                   data_copy, pair_reduce_sum, reduce_max, reduce_min, reduce_sum, repeat_reduce_sum,
-                                  whole_reduce_max, whole_reduce_min, whole_reduce_sum)
+                                  whole_reduce_max, whole_reduce_min, whole_reduce_sum, set_value,
+                                  get_reduce_repeat_sum_spr, get_reduce_repeat_max_min_spr)
 
 SRC_BYTES, DST_BYTES = 4096, 4096
 FAMILY = [("sum", "whole"), ("max", "whole"), ("min", "whole"), ("sum", "block"), ("max", "block"), ("min", "block"),
@@ -241,3 +242,44 @@ def test_checked_mode_names_the_bug(which, message):
     x = np.arange(256, dtype=np.float32)
     with pytest.raises(KernelCheckError, match=message):
         misuse_kernel.launch(np.zeros(64, np.float32), x, which, block_dim=1, checked=True)
+
+
+# ---- the special registers: GetReduceRepeatSumSpr, GetReduceRepeatMaxMinSpr ---------------------------------
+
+@an.kernel
+def register_kernel(ctx, regs, vals, s16, s32, count, repeat):
+    a16 = alloc_buffer(ctx, N, np.uint16)
+    a32 = alloc_buffer(ctx, N, np.float32)
+    b16 = alloc_buffer(ctx, 64, np.uint16)
+    b32 = alloc_buffer(ctx, 64, np.float32)
+    c = alloc_buffer(ctx, 8, np.int64)
+    f = alloc_buffer(ctx, 8, np.float32)
+    data_copy(ctx, a16, 0, s16, 0, N)
+    data_copy(ctx, a32, 0, s32, 0, N)
+    reduce_sum(ctx, b32, a32, b32, count)
+    set_value(ctx, c, 0, get_reduce_repeat_sum_spr(ctx))
+    set_value(ctx, f, 0, get_reduce_repeat_sum_spr(ctx, np.float32))
+    whole_reduce_max(ctx, b16, a16, 128, repeat, 1, 1, 8)
+    value16, index16 = get_reduce_repeat_max_min_spr(ctx, np.float16)
+    set_value(ctx, c, 1, value16)
+    set_value(ctx, c, 2, index16)
+    whole_reduce_min(ctx, b32, a32, 64, repeat, 1, 1, 8)
+    value32, index32 = get_reduce_repeat_max_min_spr(ctx, np.float32)
+    set_value(ctx, f, 1, value32)
+    set_value(ctx, c, 3, index32)
+    data_copy(ctx, regs, 0, c, 0, 8)
+    data_copy(ctx, vals, 0, f, 0, 8)
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+def test_special_registers_hold_the_last_reductions(interpret):
+    rng = np.random.default_rng(5)
+    s16 = rng.standard_normal(N).astype(np.float16)
+    s32 = rng.standard_normal(N).astype(np.float32)
+    s16[[300, 700]] = 9.0  # a tie across repeats: the first index
+    regs, vals = np.zeros(8, np.int64), np.zeros(8, np.float32)
+    register_kernel.launch(regs, vals, s16.view(np.uint16), s32, 1000, 7, block_dim=1, interpret=interpret)
+    want_sum = reduce_tensor(np.zeros(1, np.float32), s32, "sum", lambda r, k: r * 64 + k < 1000, 16, 8, True, False)
+    assert regs[0] == want_sum.view(np.uint32)[0] and vals[0] == want_sum[0]  # ACC_VAL: the count form's sum
+    assert regs[1] == np.float16(9.0).view(np.uint16) and regs[2] == 300  # max over 7 repeats: value, first index
+    assert vals[1] == s32[:7 * 64].min() and regs[3] == np.argmin(s32[:7 * 64])

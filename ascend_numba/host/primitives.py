@@ -544,6 +544,12 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "check_reduce", "vector"),
     Primitive("reduce_min", "ReduceMin", "reduce", ("dst", "src", "tmp", "count"),
               "ReduceMin: as ReduceMax, the smallest.", "check_reduce", "vector"),
+    Primitive("get_reduce_repeat_sum_spr", "GetReduceRepeatSumSpr", "reduce", ("dtype",),
+              "GetReduceRepeatSumSpr (GetAccVal): the ACC_VAL register, the last count-form ReduceSum's sum; as "
+              "``dtype`` (np.float32, np.float16 as its uint16 bits), the raw int64 without one.", ""),
+    Primitive("get_reduce_repeat_max_min_spr", "GetReduceRepeatMaxMinSpr", "reduce", ("dtype",),
+              "GetReduceRepeatMaxMinSpr: (value, index) of the MAX_MIN_CNT register, the last WholeReduceMax / Min's "
+              "(or ReduceMax / Min's) extreme over its repeats and its first index (uint32); value as ``dtype``.", ""),
     # GatherMask (kernels/primitives/gather_mask.py): asc-devkit at 0da921b, GatherMask and its c220 call.
     Primitive("gather_mask", "GatherMask", "gather_mask",
               ("dst", "src", "src1", "reduce_mode", "mask", "params"),

@@ -24,7 +24,7 @@ __all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TO
            "STATE_PRELOAD", "STATE_GARBAGE", "STATE_BARRIER", "STATE_AUTO", "STATE_MOVED", "STATE_PRIMITIVE",
            "STATE_EXCEPTION", "STATE_PRINT", "STATE_MASK_COUNTER", "STATE_MASK_HIGH", "STATE_MASK_LOW", "MASK_START",
            "STATE_CMPMASK_LOW", "STATE_CMPMASK_HIGH", "STATE_DEQSCALE", "STATE_RSVD_CNT", "STATE_ATOMIC",
-           "STATE_PAD_SET", "STATE_PAD_INT", "STATE_PAD_F32",
+           "STATE_PAD_SET", "STATE_PAD_INT", "STATE_PAD_F32", "STATE_ACC_VAL", "STATE_MAX_MIN_CNT",
            "PRELOAD_REGIONS", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL", "ERR_LANE_RAISED", "ERR_SYNC_NOT_RESIDENT",
            "ERR_SYNC_ABANDONED", "LANE_TYPES"]
 
@@ -67,7 +67,10 @@ STATE_RSVD_CNT = STATE_DEQSCALE + 1  # the elements the last GatherMask kept (Ge
 STATE_ATOMIC = STATE_RSVD_CNT + 1  # the DMA atomic of copies into GM: op | AtomicDtype << 8 (0: none)
 # SetPadValue's register: set (1) or not, the value as an integer and as fp32 bits.
 STATE_PAD_SET, STATE_PAD_INT, STATE_PAD_F32 = STATE_ATOMIC + 1, STATE_ATOMIC + 2, STATE_ATOMIC + 3
-LANE_STATE_SLOTS = STATE_PAD_F32 + 1
+# The reductions' special registers: ACC_VAL (a count-form ReduceSum's sum) and MAX_MIN_CNT (the last
+# max / min reduction's value bits, its index << 32).
+STATE_ACC_VAL, STATE_MAX_MIN_CNT = STATE_PAD_F32 + 1, STATE_PAD_F32 + 2
+LANE_STATE_SLOTS = STATE_MAX_MIN_CNT + 1
 ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL, ERR_LANE_RAISED, ERR_SYNC_NOT_RESIDENT, ERR_SYNC_ABANDONED = 1, 2, 3, 4, 5
 
 # The Numba type of each context, field by field: a kernel body is compiled for exactly this

@@ -52,7 +52,7 @@ from .compound import *  # noqa: F403 - Axpy, MulAddDst, FusedMulAdd, MulAddRelu
 from .index import create_vec_index
 from .broadcast import BrcbRepeatParams, brcb
 from . import reduce
-from .reduce_tensor import reduce_max, reduce_min, reduce_sum
+from .reduce_tensor import get_reduce_repeat_max_min_spr, get_reduce_repeat_sum_spr, reduce_max, reduce_min, reduce_sum
 from .scalar import (ceil_division, count_bits_cnt_same_as_sign_bit, count_leading_zero, get_bit_count,
                      get_sff_value, get_value)
 from .atomic import (disable_dma_atomic, init_global_memory, set_atomic_add, set_atomic_max, set_atomic_min,
@@ -86,6 +86,7 @@ __all__ = [
     "kprint", "dump_tensor", "kernel_prints",
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,
     "create_vec_index", "brcb", "BrcbRepeatParams", *reduce.__all__, "reduce_sum", "reduce_max", "reduce_min",
+    "get_reduce_repeat_sum_spr", "get_reduce_repeat_max_min_spr",
     "gather_mask", "get_gather_mask_remain_count", "GatherMaskParams", "gatherb", "GatherRepeatParams",
     "set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type", "disable_dma_atomic", "set_atomic_none",
     "init_global_memory", "get_value", "get_bit_count", "count_leading_zero", "count_bits_cnt_same_as_sign_bit",

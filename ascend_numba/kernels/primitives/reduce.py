@@ -45,7 +45,7 @@ from ...host.trace import DIR_VECTOR, EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import f32_as_u32, f32_round_f16, f32_to_f16, u32_as_f32
-from ..lane import _address
+from ..lane import STATE_MAX_MIN_CNT, _address, _store_i64
 from .context import address, trace_event, tracing
 from .elements import canonical_nan
 from .masks import (_COUNTER, _DST_REP, _REPEAT_TIMES, _SRC0_BLK, _SRC0_REP, BLOCK_BYTES, MAX_COUNTER, MAX_REPEAT,
@@ -317,17 +317,28 @@ def _store_result(dst, src, kind, order, at, value, element, lane):
 @jit
 def _reduce_repeats(dst, src, nrep, counter, high, low, s_blk, s_rep, group, kind, rep_bytes, order):
     """The level-0 reductions: in each repeat, each ``group`` (WHOLE, BLOCK, PAIR) with a lane set
-    writes its result at ``r * rep_bytes`` plus the group's place (see the module doc)."""
+    writes its result at ``r * rep_bytes`` plus the group's place (see the module doc).  Returns the
+    MAX_MIN_CNT register a WholeReduceMax / Min leaves (-1: none, the register kept)."""
     size = src.itemsize
     lanes, per_block = REPEAT_BYTES // size, BLOCK_BYTES // size
     n = lanes if group == WHOLE else per_block if group == BLOCK else 2
+    best, register = np.float32(0), np.int64(-1)
     for r in range(nrep):
         full = _full(src, r, counter, high, low, s_blk, s_rep)
         for g in range(lanes // n):
             some, value, lane = _group(src, kind, r, g * n, n, counter, high, low, s_blk, s_rep, full)
             if some:
-                _store_result(dst, src, kind, order, r * rep_bytes + g * size, value,
-                              lane_index(r, lane, s_blk, s_rep, per_block), lane)
+                element = lane_index(r, lane, s_blk, s_rep, per_block)
+                _store_result(dst, src, kind, order, r * rep_bytes + g * size, value, element, lane)
+                if group == WHOLE and kind != SUM and (register < 0 or _beats(kind, best, value)):
+                    best, register = value, max_min_register(_bits(src, element), r * lanes + lane)
+    return register
+
+
+@jit(always_inline=True)
+def max_min_register(bits, index):
+    """MAX_MIN_CNT: a max / min's value bits, its index in bits 32..63."""
+    return np.int64(bits) | (np.int64(index) << 32)
 
 
 # ---- checked-mode rule: True when the call may run ------------------------------------------------
@@ -436,7 +447,9 @@ def _repeat_reduction(name: str, kind: int, group: int):
         nrep = repeats_of(counter, low, repeat_times, REPEAT_BYTES // size)
         _trace(ctx, code, nrep, dst, nrep * groups * out, src, s_blk, s_rep)
         advance_preload(ctx)
-        _reduce_repeats(dst, src, nrep, counter, high, low, s_blk, s_rep, group, kind, d_rep * unit, order)
+        register = _reduce_repeats(dst, src, nrep, counter, high, low, s_blk, s_rep, group, kind, d_rep * unit, order)
+        if register >= 0:
+            _store_i64(ctx.state_addr, STATE_MAX_MIN_CNT, register)
 
     return run
 

@@ -9,23 +9,26 @@ from numba import types
 from ...checked.rules import PRIMITIVE
 from ...host.primitives import PRIMITIVES
 from ...host.trace import EVENT
-from ..._numba_compat.extending import overload
+from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..lane import _address
+from ..half import u32_as_f32
+from ..lane import STATE_ACC_VAL, STATE_MAX_MIN_CNT, _address, _load_i64, _store_i64
 from .elements import canonical_nan
 from .masks import BLOCK_BYTES, MAX_COUNTER, REPEAT_BYTES, call_mask, count_form_done, lane_index, stride_u16
 from .preload import advance_preload
 from .reduce import (MAX, MIN, SUM, _beats, _bits, _combine, _full, _group, _put, _reduce_tile, _rounded, _trace,
-                     _value_bits, check_reduce)
+                     _value_bits, check_reduce, max_min_register)
 from .vector import count_of, declared
 
-__all__ = ["reduce_sum", "reduce_max", "reduce_min"]
+__all__ = ["reduce_sum", "reduce_max", "reduce_min", "get_reduce_repeat_sum_spr", "get_reduce_repeat_max_min_spr"]
 
 
 @jit(_nrt=True)
 def _reduce_tensor(dst, src, nrep, counter, high, low, s_rep, kind, accumulate, cal_index):
     """ReduceSum / Max / Min: the repeats' trees, then their sums in order (``accumulate``) or by
-    trees of a repeat's lanes; a max / min's first extreme and its index over the input."""
+    trees of a repeat's lanes; a max / min's first extreme and its index over the input.  Returns
+    the special register the call sets (a max / min's MAX_MIN_CNT, the count form's ACC_VAL), -1
+    for none."""
     size = src.itemsize
     lanes, per_block = REPEAT_BYTES // size, BLOCK_BYTES // size
     sums, sums_on = np.empty(max(nrep, 1), np.float32), np.empty(max(nrep, 1), np.bool_)
@@ -43,7 +46,8 @@ def _reduce_tensor(dst, src, nrep, counter, high, low, s_rep, kind, accumulate, 
             _put(dst, 0, _bits(src, best_at), size)
             if cal_index:
                 _put(dst, size, np.uint32(best_lane), size)
-        return
+            return max_min_register(_bits(src, best_at), best_lane)
+        return np.int64(-1)
     total, any_on = np.float32(0), False
     if accumulate:
         for r in range(nrep):
@@ -67,8 +71,11 @@ def _reduce_tensor(dst, src, nrep, counter, high, low, s_rep, kind, accumulate, 
                 sums[c], sums_on[c] = val[0], on[0]
             count = (count + lanes - 1) // lanes
         total, any_on = sums[0], nrep > 0 and sums_on[0]
-    if any_on:
-        _put(dst, 0, _value_bits(src, canonical_nan(total)), size)
+    if not any_on:
+        return np.int64(-1)
+    bits = _value_bits(src, canonical_nan(total))
+    _put(dst, 0, bits, size)
+    return np.int64(bits) if accumulate else np.int64(-1)
 
 
 # ---- ReduceSum, ReduceMax, ReduceMin over a tensor --------------------------------------------------------
@@ -112,7 +119,9 @@ def _tensor_reduction(name: str, kind: int):
             return
         _trace(ctx, code, nrep, dst, out, src, 1, s_rep)
         advance_preload(ctx)
-        _reduce_tensor(dst, src, nrep, counter, high, low, s_rep, kind, count_form, cal_index)
+        register = _reduce_tensor(dst, src, nrep, counter, high, low, s_rep, kind, count_form, cal_index)
+        if register >= 0:
+            _store_i64(ctx.state_addr, STATE_ACC_VAL if kind == SUM else STATE_MAX_MIN_CNT, register)
         if count_form:
             count_form_done(ctx)
 
@@ -164,3 +173,39 @@ def _reduce_min(ctx, dst, src, tmp, count, repeat_times=None, src_rep_stride=8, 
 reduce_sum = declared(_reduce_sum, PRIMITIVES["reduce_sum"], __name__)
 reduce_max = declared(_reduce_max, PRIMITIVES["reduce_max"], __name__)
 reduce_min = declared(_reduce_min, PRIMITIVES["reduce_min"], __name__)
+
+
+# ---- the special registers ------------------------------------------------------------------------------
+
+def _register_value(bits, dtype):
+    """A register's low bits as ``dtype`` (fp32: reinterpreted; fp16 / uint16: the uint16 bits)."""
+    raise NotImplementedError  # compiled only
+
+
+@overload(_register_value, jit_options=OVERLOAD_OPTIONS)
+def _ov_register_value(bits, dtype):
+    name = str(dtype.instance_type) if isinstance(dtype, types.NumberClass) else ""
+    if name == "float32":
+        return lambda bits, dtype: u32_as_f32(np.uint32(bits & 0xFFFF_FFFF))
+    if name in ("float16", "uint16"):
+        return lambda bits, dtype: np.uint16(bits & 0xFFFF)
+    if name == "uint32":
+        return lambda bits, dtype: np.uint32(bits & 0xFFFF_FFFF)
+    raise TypingError("a reduction register's type: np.float32, np.float16 (its uint16 bits) or np.uint32; "
+                      f"got {dtype}")
+
+
+def _get_reduce_repeat_sum_spr(ctx, dtype=None):
+    if dtype is None:
+        return _load_i64(ctx.state_addr, STATE_ACC_VAL)
+    return _register_value(_load_i64(ctx.state_addr, STATE_ACC_VAL), dtype)
+
+
+def _get_reduce_repeat_max_min_spr(ctx, dtype):
+    register = _load_i64(ctx.state_addr, STATE_MAX_MIN_CNT)
+    return _register_value(register, dtype), np.uint32((register >> 32) & 0xFFFF_FFFF)
+
+
+get_reduce_repeat_sum_spr = declared(_get_reduce_repeat_sum_spr, PRIMITIVES["get_reduce_repeat_sum_spr"], __name__)
+get_reduce_repeat_max_min_spr = declared(_get_reduce_repeat_max_min_spr, PRIMITIVES["get_reduce_repeat_max_min_spr"],
+                                         __name__)
