@@ -42,7 +42,7 @@ import numpy as np
 
 __all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "COMPOUND_OPS", "CAST_COMPOUND_OPS", "TENSOR_ROLES",
            "CMPMODE", "SELMODE", "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams",
-           "BrcbRepeatParams", "GatherMaskParams", "GatherRepeatParams", "DataCopyPadExtParams",
+           "BrcbRepeatParams", "GatherMaskParams", "GatherRepeatParams", "DataCopyPadExtParams", "DataCopyParams",
            "ReduceOrder", "MASK_PLACEHOLDER",
            "element_expression"]
 
@@ -137,6 +137,9 @@ GatherMaskParams = collections.namedtuple(
 # Gatherb's strides (include/basic_api/kernel_struct_gather.h): the constructor's order, blocks of 32 bytes.
 GatherRepeatParams = collections.namedtuple("GatherRepeatParams", ("dst_blk_stride", "dst_rep_stride"),
                                             defaults=(1, 8))
+# DataCopy's block form, field for field the device's DataCopyParams (every field in 32-byte blocks).
+DataCopyParams = collections.namedtuple("DataCopyParams", ("block_count", "block_len", "src_stride", "dst_stride"),
+                                        defaults=(1, 0, 0, 0))
 # DataCopyPad's padding (GM -> UB), field for field the device's DataCopyPadExtParams<T>.
 DataCopyPadExtParams = collections.namedtuple(
     "DataCopyPadExtParams", ("is_pad", "left_padding", "right_padding", "padding_value"), defaults=(False, 0, 0, 0))

@@ -70,7 +70,7 @@ from .context import (
 from .debug import dump_tensor, kernel_prints, kprint
 from .masks import (MASK_PLACEHOLDER, BinaryRepeatParams, UnaryRepeatParams, reset_mask, set_mask_count,
                     set_mask_norm, set_vector_mask)
-from .dma import DataCopyPadExtParams, data_copy, data_copy_pad, gather, set_pad_value
+from .dma import DataCopyPadExtParams, DataCopyParams, data_copy, data_copy_pad, gather, set_pad_value
 from .fusion import VectorProgramError, vector_program
 from .memory import alloc_buffer, reinterpret
 from .preload import preload
@@ -82,7 +82,8 @@ __all__ = [
     "Lane", "TracedLane", "CheckedLane",
     "in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
     "alloc_buffer", "reinterpret",
-    "data_copy", "data_copy_pad", "DataCopyPadExtParams", "set_pad_value", "gather", "preload", "ttrans", "sync_all",
+    "data_copy", "DataCopyParams", "data_copy_pad", "DataCopyPadExtParams", "set_pad_value", "gather", "preload",
+    "ttrans", "sync_all",
     "kprint", "dump_tensor", "kernel_prints",
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,
     "create_vec_index", "brcb", "BrcbRepeatParams", *reduce.__all__, "reduce_sum", "reduce_max", "reduce_min",

@@ -25,7 +25,7 @@ from ...checked.ub_shadow import (
     first_garbage, first_unwritten, is_local_operand, mark_blocks_written, mark_epoch, mark_written, move_garbage,
     set_garbage, ub_aligned, ub_blocks_read_ok, ub_range_ok, ub_read_ok,
 )
-from ...host.primitives import DataCopyPadExtParams
+from ...host.primitives import DataCopyPadExtParams, DataCopyParams
 from ...host.trace import DIR_LOCAL, EVENT_DATA_COPY, EVENT_DATA_COPY_PAD, EVENT_GATHER
 from ..._numba_compat.extending import TypingError, as_dtype, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
@@ -36,7 +36,7 @@ from .context import address, copy_direction, in_ub, trace_event, tracing
 from .atomic import atomic_copy, atomic_on
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
 
-__all__ = ["data_copy", "data_copy_pad", "set_pad_value", "DataCopyPadExtParams", "gather", "copy_bytes",
+__all__ = ["data_copy", "DataCopyParams", "data_copy_pad", "set_pad_value", "DataCopyPadExtParams", "gather", "copy_bytes",
            "check_copy_types"]
 
 PRIM_DATA_COPY = PRIMITIVE["DataCopy"]
@@ -286,13 +286,44 @@ def _ov_one_element_type(dst, src):
 
 @jit(always_inline=True)
 def data_copy(ctx, dst, dst_off, src, src_off, count):
-    """DataCopy(dst[dst_off], src[src_off], count): GM<->UB or UB<->UB, ``count`` source elements.
+    """DataCopy(dst[dst_off], src[src_off], count): GM<->UB or UB<->UB, ``count`` source elements;
+    or with DataCopyParams(block_count, block_len, src_stride, dst_stride) for ``count``:
+    ``block_count`` blocks of ``block_len`` 32-byte blocks, each side's blocks ``stride`` 32-byte
+    blocks apart from the end of the last (on GM as on UB).
 
     The device requires ``count * sizeof`` to be a multiple of the 32-byte block
     (checked mode verifies it); ``dst`` and ``src`` have one element type (see
     :func:`~ascend_numba.kernels.arguments.copy_types_agree`), else the kernel does not compile.
     """
     _one_element_type(dst, src)
+    _copy_form(ctx, dst, dst_off, src, src_off, count)
+
+
+def _copy_form(ctx, dst, dst_off, src, src_off, count):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_copy_form, jit_options=OVERLOAD_OPTIONS)
+def _ov_copy_form(ctx, dst, dst_off, src, src_off, count):
+    if isinstance(count, types.BaseTuple):
+        if len(count) != 4:
+            raise TypingError("DataCopy's params: DataCopyParams(block_count, block_len, src_stride, dst_stride)")
+        return lambda ctx, dst, dst_off, src, src_off, count: _data_copy_blocks(ctx, dst, dst_off, src, src_off, count)
+    return lambda ctx, dst, dst_off, src, src_off, count: _data_copy_count(ctx, dst, dst_off, src, src_off, count)
+
+
+@jit(always_inline=True)
+def _data_copy_blocks(ctx, dst, dst_off, src, src_off, params):
+    bb = ctx.block_bytes
+    block_count, block_len = np.int64(params[0]) & 0xFFFF, (np.int64(params[1]) & 0xFFFF) * bb
+    src_pitch = block_len + (np.int64(params[2]) & 0xFFFF) * bb
+    dst_pitch = block_len + (np.int64(params[3]) & 0xFFFF) * bb
+    _strided_copy(ctx, PRIM_DATA_COPY, EVENT_DATA_COPY, dst, dst_off * dst.itemsize, src, src_off * src.itemsize,
+                  block_count, block_len, src_pitch, dst_pitch)
+
+
+@jit(always_inline=True)
+def _data_copy_count(ctx, dst, dst_off, src, src_off, count):
     n = count * src.itemsize
     if not check_transfer(ctx, PRIM_DATA_COPY, _address(dst), dst.nbytes, dst_off * dst.itemsize, _address(src),
                           src.nbytes, src_off * src.itemsize, 1, n, n, n, 0):
@@ -348,14 +379,22 @@ def data_copy_pad(ctx, dst, dst_off, src, src_off, block_count, block_len, src_s
         return
     src_pitch = _pitch(in_ub(ctx, src), block_len, src_stride, bb)
     dst_pitch = _pitch(in_ub(ctx, dst), block_len, dst_stride, bb)
-    if not check_transfer(ctx, PRIM_DATA_COPY_PAD, _address(dst), dst.nbytes, d, _address(src), src.nbytes, s,
+    _strided_copy(ctx, PRIM_DATA_COPY_PAD, EVENT_DATA_COPY_PAD, dst, d, src, s, block_count, block_len, src_pitch,
+                  dst_pitch)
+
+
+@jit(always_inline=True)
+def _strided_copy(ctx, prim, event, dst, d, src, s, block_count, block_len, src_pitch, dst_pitch):
+    """``block_count`` blocks of ``block_len`` bytes from byte ``s`` of ``src`` to byte ``d`` of
+    ``dst``, ``src_pitch`` and ``dst_pitch`` bytes apart (DataCopyPad, DataCopy's DataCopyParams)."""
+    if not check_transfer(ctx, prim, _address(dst), dst.nbytes, d, _address(src), src.nbytes, s,
                           block_count, block_len, src_pitch, dst_pitch, 0):
         return
     if tracing(ctx):
         da = address(dst) + d
         sa = address(src) + s
         empty = block_count <= 0 or block_len <= 0
-        trace_event(ctx, EVENT_DATA_COPY_PAD, copy_direction(ctx, dst, src), block_count * block_len,
+        trace_event(ctx, event, copy_direction(ctx, dst, src), block_count * block_len,
                     block_count, da, da if empty else da + (block_count - 1) * dst_pitch + block_len,
                     sa, sa if empty else sa + (block_count - 1) * src_pitch + block_len, 0, 0)
     if block_len <= 0 or block_count <= 0:
