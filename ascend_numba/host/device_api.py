@@ -2,8 +2,10 @@
 element-wise ones (issue #51's list: the asc-devkit "Memory vector compute" pages) and the rest
 of the A2/A3 list (issue #52's: reductions, broadcast and layout, gathers, sort, data movement,
 atomics); the docs' coverage table compares them with the declared primitives
-(:data:`~ascend_numba.host.primitives.PRIMITIVES`).  Scatter and the scalar GM atomics
-(AtomicAdd, AtomicCas...) are the Ascend 950's only and are not listed.
+(:data:`~ascend_numba.host.primitives.PRIMITIVES`).  Scatter, the scalar GM atomics (AtomicAdd,
+AtomicCas...), SetLoopModePara / ResetLoopModePara and the count form of Copy are the Ascend
+950's only (c220 declares the loop-mode calls but defines them for the 950 alone: asc-devkit at
+0da921b, ``impl/basic_api/kernel_operator_data_copy_intf_impl.h``) and are not listed.
 
 Plain Python: no Numba here.
 """
@@ -30,7 +32,7 @@ VECTOR_API = {
     "broadcast and layout": ("Brcb", "Transpose", "TransDataTo5HD"),
     "gather": ("Gather", "Gatherb", "GatherMask"),
     "sort": ("Sort32", "MrgSort", "MrgSort4", "RpSort16", "ProposalConcat", "ProposalExtract", "GetMrgSortResult"),
-    "data movement": ("DataCopy", "DataCopyPad", "SetPadValue", "SetLoopModePara", "ResetLoopModePara", "Copy"),
+    "data movement": ("DataCopy", "DataCopyPad", "SetPadValue", "Copy"),
     "atomics and fills": ("SetAtomicAdd", "SetAtomicMax", "SetAtomicMin", "SetAtomicType", "DisableDmaAtomic",
                           "InitGlobalMemory"),
     "scalar access": ("GetValue", "SetValue"),

@@ -587,6 +587,10 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     Primitive("init_global_memory", "InitGlobalMemory", "atomic", ("dst", "count", "scalar"),
               "InitGlobalMemory (Fill): the first ``count`` elements of a GM tensor set to the value (uint16: fp16), "
               "written as a copy is (under a DMA atomic: combined); traced as one event.", "check_fill", "scalar"),
+    Primitive("copy", "Copy", "layout", ("dst", "src", "mask", "repeat_times", "params"),
+              "Copy (vcopy): UB -> UB, each lane the mask sets copied at CopyRepeatParams' block strides and repeat "
+              "sizes (in counter mode, the count is each repeat's lanes); a lane left out leaves dst.",
+              "check_copy", "vector"),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}
