@@ -43,7 +43,7 @@ GM, UB = 0, 1
 GM_ACCESSES = ("read", "write")  # a gm-past-end's access (a detail's value: its index)
 # What a count-out-of-range names (a detail's value: its index).
 COUNTS = ("byte count", "blockCount", "blockLen", "rows", "cols", "count", "srcStride", "dstStride")
-MODES = ("CMPMODE", "SELMODE", "RoundMode", "TransposeType")  # what a mode-out-of-range names (an index)
+MODES = ("CMPMODE", "SELMODE", "RoundMode", "TransposeType", "high half")  # what a mode-out-of-range names (an index)
 # What a repeat-params-out-of-range names (an index): a level-0 call's parameter.
 REPEAT_PARAMS = ("repeatTimes", "dstBlkStride", "src0BlkStride", "src1BlkStride", "dstRepStride", "src0RepStride",
                  "src1RepStride", "mask", "counter-mode count")
@@ -233,7 +233,8 @@ MODE_OUT_OF_RANGE = Rule(
     "a Compare / Compares CMPMODE outside LT..NE, a Select SELMODE the form does not take (the tensor form: "
     "VSEL_CMPMASK_SPR or VSEL_TENSOR_TENSOR_MODE; the scalar form: VSEL_TENSOR_SCALAR_MODE), a Cast RoundMode "
     "its pair of types does not take (CAST_ODD is fp32 to fp16 only; fp32 to int32 takes no CAST_NONE), or a "
-    "Transpose TransposeType it does not take or its tile type does not allow",
+    "Transpose TransposeType it does not take or its tile type does not allow, or a TransDataTo5HD high half "
+    "(dstHighHalf / srcHighHalf) on a 2- or 4-byte type",
     choices={"mode": MODES})
 REPEAT_PARAMS_OUT_OF_RANGE = Rule(
     "repeat-params-out-of-range", ("param", "value", "low", "high"),

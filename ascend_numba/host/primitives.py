@@ -591,6 +591,10 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "Copy (vcopy): UB -> UB, each lane the mask sets copied at CopyRepeatParams' block strides and repeat "
               "sizes (in counter mode, the count is each repeat's lanes); a lane left out leaves dst.",
               "check_copy", "vector"),
+    Primitive("trans_data_to_5hd", "TransDataTo5HD", "layout", ("dst", "src", "params"),
+              "TransDataTo5HD (vnchwconv): per repeat, 16 source blocks of 32 bytes transposed into 16 destination "
+              "blocks (2-byte: 16 x 16; 4-byte: 16 x 8 into two blocks a row; 1-byte: the halves the params name).",
+              "check_5hd_call", "vector"),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

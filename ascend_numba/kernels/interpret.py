@@ -218,6 +218,8 @@ def _type_key(value):
         return (value.dtype, value.ndim, value.flags.c_contiguous)
     if isinstance(value, (type, str)):
         return (type(value), value)
+    if isinstance(value, tuple):  # a tuple of tensors is typed by its members' types
+        return (type(value), *(_type_key(v) for v in value))
     return type(value)
 
 

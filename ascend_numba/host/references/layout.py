@@ -3,13 +3,17 @@
 
 Copy's lane ``k`` of repeat ``r`` is element ``k % per_block`` of block ``r * repeat_size + (k //
 per_block) * stride`` on each side; the lanes a mask sets are copied, the others left.
+
+TransDataTo5HD works on the UB's bytes: 16 source and 16 destination block addresses, each repeat
+``r`` shifting them by ``r`` repeat strides (one repeat: by one stride), the 16 source blocks read
+before the 16 destination blocks are written.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["copy"]
+__all__ = ["copy", "trans_data_to_5hd"]
 
 
 def copy(dst: np.ndarray, src: np.ndarray, lane_on, lanes: int, repeat_times: int, dst_stride: int,
@@ -24,4 +28,29 @@ def copy(dst: np.ndarray, src: np.ndarray, lane_on, lanes: int, repeat_times: in
                 block, e = divmod(k, per_block)
                 out[(r * dst_repeat_size + block * dst_stride) * per_block + e] = \
                     src[(r * src_repeat_size + block * src_stride) * per_block + e]
+    return out
+
+
+def trans_data_to_5hd(ub: np.ndarray, dst_at, src_at, width: int, dst_high: bool, src_high: bool, repeat_times: int,
+                      dst_rep_stride: int, src_rep_stride: int) -> np.ndarray:
+    """A copy of the UB bytes ``ub`` after TransDataTo5HD with the lists' byte addresses ``dst_at``
+    and ``src_at`` and elements of ``width`` bytes."""
+    out = ub.copy()
+    for r in range(repeat_times):
+        step = r if repeat_times > 1 else 1
+        src = [out[a + step * src_rep_stride * 32:][:32].copy() for a in src_at]
+        dst = [a + step * dst_rep_stride * 32 for a in dst_at]
+        if width == 2:
+            matrix = np.stack([block.view(np.uint16) for block in src])  # row k: source block k
+            for e in range(16):
+                out[dst[e]:dst[e] + 32] = matrix[:, e].copy().view(np.uint8)
+        elif width == 4:
+            matrix = np.stack([block.view(np.uint32) for block in src])  # 16 x 8
+            for j in range(8):
+                out[dst[2 * j]:dst[2 * j] + 32] = matrix[:8, j].copy().view(np.uint8)
+                out[dst[2 * j + 1]:dst[2 * j + 1] + 32] = matrix[8:, j].copy().view(np.uint8)
+        else:
+            sh, dh = 16 * src_high, 16 * dst_high
+            for e in range(16):
+                out[dst[e] + dh:dst[e] + dh + 16] = [src[k][sh + e] for k in range(16)]
     return out
