@@ -36,7 +36,8 @@ from .context import address, copy_direction, in_ub, trace_event, tracing
 from .atomic import atomic_copy, atomic_on
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
 
-__all__ = ["data_copy", "DataCopyParams", "data_copy_pad", "set_pad_value", "DataCopyPadExtParams", "gather", "copy_bytes",
+__all__ = ["data_copy", "DataCopyParams", "data_copy_pad", "set_pad_value", "DataCopyPadExtParams", "gather",
+           "copy_bytes",
            "check_copy_types"]
 
 PRIM_DATA_COPY = PRIMITIVE["DataCopy"]

@@ -70,7 +70,8 @@ def check_5hd_call(ctx, repeat_times, d_rep, s_rep, width, high_halves):
     """TransDataTo5HD: repeatTime 0..255, strides in uint16, the high halves only on 1-byte types."""
     enter(ctx, _PRIM)
     if not (_param_ok(ctx, _PRIM, _REPEAT_TIMES, repeat_times, 0, MAX_REPEAT)
-            and _param_ok(ctx, _PRIM, _DST_REP, d_rep, 0, 0xFFFF) and _param_ok(ctx, _PRIM, _SRC0_REP, s_rep, 0, 0xFFFF)):
+            and _param_ok(ctx, _PRIM, _DST_REP, d_rep, 0, 0xFFFF)
+            and _param_ok(ctx, _PRIM, _SRC0_REP, s_rep, 0, 0xFFFF)):
         return False
     if width != 1 and high_halves:
         report.mode_out_of_range(ctx, _PRIM, OPERAND_DST, mode=_HIGH_HALF, value=high_halves)
