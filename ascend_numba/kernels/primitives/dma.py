@@ -37,8 +37,7 @@ from .atomic import atomic_copy, atomic_on
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
 
 __all__ = ["data_copy", "DataCopyParams", "data_copy_pad", "set_pad_value", "DataCopyPadExtParams", "gather",
-           "copy_bytes",
-           "check_copy_types"]
+           "copy_bytes", "check_copy_types"]
 
 PRIM_DATA_COPY = PRIMITIVE["DataCopy"]
 PRIM_DATA_COPY_PAD = PRIMITIVE["DataCopyPad"]
