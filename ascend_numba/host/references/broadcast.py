@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["brcb", "gatherb", "transpose_nchw"]
+__all__ = ["brcb", "gatherb", "gather_repeats", "transpose_nchw"]
 
 
 def brcb(dst: np.ndarray, src: np.ndarray, repeat_times: int, dst_blk_stride: int = 1,
@@ -44,3 +44,17 @@ def transpose_nchw(src: np.ndarray, n: int, c: int, h: int, w: int, to_nhwc: boo
     if to_nhwc:
         return src[:n * c * h * w].reshape(n, c, h, w).transpose(0, 2, 3, 1).reshape(-1)
     return src[:n * c * h * w].reshape(n, h, w, c).transpose(0, 3, 1, 2).reshape(-1)
+
+
+def gather_repeats(dst: np.ndarray, src: np.ndarray, offsets: np.ndarray, base: int, lane_on, repeat_times: int,
+                   dst_rep_stride: int) -> np.ndarray:
+    """A copy of ``dst`` after Gather's level-0 form: lane ``k`` of repeat ``r``, where
+    ``lane_on(r, k)``, takes ``src[base + offsets[r * lanes + k] // sizeof]`` to ``dst[r *
+    dst_rep_stride * per_block + k]``."""
+    out = dst.copy()
+    lanes, per_block = 256 // dst.itemsize, 32 // dst.itemsize
+    for r in range(repeat_times):
+        for k in range(lanes):
+            if lane_on(r, k):
+                out[r * dst_rep_stride * per_block + k] = src[base + int(offsets[r * lanes + k]) // dst.itemsize]
+    return out

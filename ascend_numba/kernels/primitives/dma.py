@@ -33,6 +33,7 @@ from ..arguments import copy_types_agree
 from ..half import f32_as_u32, f32_to_f16, u32_as_f32
 from ..lane import STATE_PAD_F32, STATE_PAD_INT, STATE_PAD_SET, STATE_STREAM, _address, _load_i64, _store_i64, _voidptr
 from .context import address, copy_direction, in_ub, trace_event, tracing
+from .gather_repeat import gather_repeats
 from .atomic import atomic_copy, atomic_on
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
 
@@ -537,14 +538,35 @@ def _ov_byte_offset_table(table):
 
 
 @jit
-def gather(ctx, dst, src, offsets_bytes, base, count):
+def gather(ctx, dst, src, offsets_bytes, base, count, repeat_times=None, dst_rep_stride=8):
     """Gather: ``dst[i] = src[base + offsets_bytes[i] / sizeof]`` for ``i < count`` (UB to UB);
     ``offsets_bytes`` is a uint32 UB tensor (the device's Gather takes byte offsets as uint32).
+    ``base`` counts elements (the device's ``srcBaseAddr`` counts bytes: pass it divided by the
+    element size).  With ``repeat_times``, the level-0 form: ``count`` is the mask (see
+    :mod:`.gather_repeat`).
 
     Indices outside ``src`` are skipped.  The range is checked once over the
     whole offset table, so the element loop is a plain indexed copy.
     """
     _byte_offset_table(offsets_bytes)
+    _gather_form(ctx, dst, src, offsets_bytes, base, count, repeat_times, dst_rep_stride)
+
+
+def _gather_form(ctx, dst, src, offsets_bytes, base, count, repeat_times, dst_rep_stride):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_gather_form, jit_options=OVERLOAD_OPTIONS)
+def _ov_gather_form(ctx, dst, src, offsets_bytes, base, count, repeat_times, dst_rep_stride):
+    if isinstance(repeat_times, (types.NoneType, types.Omitted)):
+        return lambda ctx, dst, src, offsets_bytes, base, count, repeat_times, dst_rep_stride: _gather_count(
+            ctx, dst, src, offsets_bytes, base, count)
+    return lambda ctx, dst, src, offsets_bytes, base, count, repeat_times, dst_rep_stride: gather_repeats(
+        ctx, dst, src, offsets_bytes, base, count, repeat_times, dst_rep_stride)
+
+
+@jit(always_inline=True)
+def _gather_count(ctx, dst, src, offsets_bytes, base, count):
     itemsize = src.itemsize
     if not check_gather(ctx, _address(dst), dst.nbytes, _address(src), src.nbytes, _address(offsets_bytes),
                         offsets_bytes.nbytes, itemsize, base, count):

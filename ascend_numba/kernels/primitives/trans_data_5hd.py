@@ -173,7 +173,9 @@ def _ov_entry_of(ctx, lists, k):
     return of_address
 
 
-def _trans_data_to_5hd(ctx, dst_list, src_list, params=TransDataTo5HDParams(), dtype=None):
+def _trans_data_to_5hd(ctx, dst, src, params=TransDataTo5HDParams(), dtype=None):
+    # dst, src: the destination and source lists (16 tensors, or a uint64 tensor of 16 addresses).
+    dst_list, src_list = dst, src
     width = _width_of(dst_list, dtype)
     _width_of(src_list, dtype)
     dst_high, src_high = bool(params[0]), bool(params[1])
