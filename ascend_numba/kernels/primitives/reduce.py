@@ -323,6 +323,13 @@ def _reduce_repeats(dst, src, nrep, counter, high, low, s_blk, s_rep, group, kin
     lanes, per_block = REPEAT_BYTES // size, BLOCK_BYTES // size
     n = lanes if group == WHOLE else per_block if group == BLOCK else 2
     best, register = np.float32(0), np.int64(-1)
+    if (kind == SUM and group == WHOLE and s_blk == 1 and all_lanes(counter, high, low, lanes) and nrep > 0
+            and (nrep - 1) * s_rep * per_block + lanes <= src.size):
+        # Every repeat a full row inside src: the trees back to back (the row-sum case).
+        for r in range(nrep):
+            _put(dst, r * rep_bytes, _value_bits(src, canonical_nan(_sum_run(src, r * s_rep * per_block, lanes))),
+                 size)
+        return register
     for r in range(nrep):
         full = _full(src, r, counter, high, low, s_blk, s_rep)
         for g in range(lanes // n):
