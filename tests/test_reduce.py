@@ -16,7 +16,8 @@ from ascend_numba.host.references.reduce import ORDERS, repeat_reduce, reduce_te
 from ascend_numba.kernels import (KernelCheckError, alloc_buffer, block_reduce_max, block_reduce_min, block_reduce_sum,
                                   data_copy, pair_reduce_sum, reduce_max, reduce_min, reduce_sum, repeat_reduce_sum,
                                   whole_reduce_max, whole_reduce_min, whole_reduce_sum, set_value,
-                                  get_reduce_repeat_sum_spr, get_reduce_repeat_max_min_spr)
+                                  get_reduce_repeat_sum_spr, get_reduce_repeat_max_min_spr, ReduceOrder, ReduceType,
+                                  reduce_data_block, reduce_pair_elem, reduce_repeat)
 
 SRC_BYTES, DST_BYTES = 4096, 4096
 FAMILY = [("sum", "whole"), ("max", "whole"), ("min", "whole"), ("sum", "block"), ("max", "block"), ("min", "block"),
@@ -283,3 +284,28 @@ def test_special_registers_hold_the_last_reductions(interpret):
     assert regs[0] == want_sum.view(np.uint32)[0] and vals[0] == want_sum[0]  # ACC_VAL: the count form's sum
     assert regs[1] == np.float16(9.0).view(np.uint16) and regs[2] == 300  # max over 7 repeats: value, first index
     assert vals[1] == s32[:7 * 64].min() and regs[3] == np.argmin(s32[:7 * 64])
+
+
+@an.kernel
+def spelling_kernel(ctx, d32, s32, which):
+    a = alloc_buffer(ctx, N, np.float32)
+    b = alloc_buffer(ctx, 64, np.float32)
+    data_copy(ctx, a, 0, s32, 0, N)
+    data_copy(ctx, b, 0, d32, 0, 64)
+    if which == 0:
+        reduce_repeat(ctx, ReduceType.MAX, b, a, 64, 3, 1, 1, 8, ReduceOrder.ORDER_INDEX_VALUE)
+    elif which == 1:
+        reduce_data_block(ctx, ReduceType.MIN, b, a, 64, 3, 1, 1, 8)
+    else:
+        reduce_pair_elem(ctx, ReduceType.SUM, b, a, 64, 3, 1, 1, 8)
+    data_copy(ctx, d32, 0, b, 0, 64)
+
+
+@pytest.mark.parametrize("which, kind, group, order", [(0, "max", "whole", 1), (1, "min", "block", 0),
+                                                       (2, "sum", "pair", 0)])
+def test_cann_9_1_spellings_are_the_same_instructions(which, kind, group, order):
+    s32 = np.random.default_rng(which).standard_normal(N).astype(np.float32)
+    got = np.full(64, 7, np.float32)
+    spelling_kernel.launch(got, s32, which, block_dim=1)
+    want = repeat_reduce(np.full(64, 7, np.float32), s32, kind, group, lambda r, k: True, 3, 1, 1, 8, ORDERS[order])
+    assert got.tobytes() == want.tobytes()

@@ -43,7 +43,7 @@ import numpy as np
 __all__ = ["Primitive", "PRIMITIVES", "VECTOR_OPS", "COMPARE_OPS", "COMPOUND_OPS", "CAST_COMPOUND_OPS", "TENSOR_ROLES",
            "CMPMODE", "SELMODE", "RoundMode", "CAST_MODES", "BinaryRepeatParams", "UnaryRepeatParams",
            "BrcbRepeatParams", "GatherMaskParams", "GatherRepeatParams", "DataCopyPadExtParams", "DataCopyParams",
-           "ReduceOrder", "MASK_PLACEHOLDER",
+           "ReduceOrder", "ReduceType", "MASK_PLACEHOLDER",
            "element_expression"]
 
 # An operand a primitive writes (dst) or reads (``mask``: Select's selection bits); checked mode's codes.
@@ -61,6 +61,15 @@ class CMPMODE(enum.IntEnum):
     LE = 3
     GE = 4
     NE = 5
+
+
+class ReduceType(enum.IntEnum):
+    """CANN 9.1's reduction type (ReduceRepeat, ReduceDataBlock, ReducePairElem's template argument),
+    numbered as the device's ``AscendC::ReduceType`` (``impl/utils/common_types.h``)."""
+
+    SUM = 0
+    MAX = 1
+    MIN = 2
 
 
 class RoundMode(enum.IntEnum):

@@ -40,7 +40,7 @@ from ...checked.auto import enter
 from ...checked.dispatch import checked_rule
 from ...checked.rules import OPERAND_DST, OPERAND_SRC, OPERAND_TMP, PRIMITIVE
 from ...checked.ub_shadow import first_garbage, is_local_operand, mark_epoch, set_garbage, ub_aligned, ub_range_ok
-from ...host.primitives import PRIMITIVES, ReduceOrder
+from ...host.primitives import PRIMITIVES, ReduceOrder, ReduceType
 from ...host.trace import DIR_VECTOR, EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
@@ -55,7 +55,8 @@ from .preload import advance_preload
 from .vector import _vload, declared
 
 __all__ = ["whole_reduce_sum", "whole_reduce_max", "whole_reduce_min", "repeat_reduce_sum", "block_reduce_sum",
-           "block_reduce_max", "block_reduce_min", "pair_reduce_sum", "ReduceOrder"]
+           "block_reduce_max", "block_reduce_min", "pair_reduce_sum", "ReduceOrder", "ReduceType", "reduce_repeat",
+           "reduce_data_block", "reduce_pair_elem"]
 
 SUM, MAX, MIN = 0, 1, 2
 VALUE_INDEX, INDEX_VALUE, ONLY_VALUE, ONLY_INDEX = (int(o) for o in ReduceOrder)
@@ -528,3 +529,47 @@ block_reduce_sum = declared(_block_reduce_sum, PRIMITIVES["block_reduce_sum"], _
 block_reduce_max = declared(_block_reduce_max, PRIMITIVES["block_reduce_max"], __name__)
 block_reduce_min = declared(_block_reduce_min, PRIMITIVES["block_reduce_min"], __name__)
 pair_reduce_sum = declared(_pair_reduce_sum, PRIMITIVES["pair_reduce_sum"], __name__)
+
+
+# ---- CANN 9.1's spellings: the reduction a ReduceType argument (the template's) names ------------------
+
+@jit
+def reduce_repeat(ctx, reduce_type, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride,
+                  order=VALUE_INDEX, is_set_mask=True):
+    """ReduceRepeat<reduceType>: WholeReduceSum / WholeReduceMax / WholeReduceMin."""
+    kind = np.int64(reduce_type)
+    if kind == SUM:
+        _whole_sum(ctx, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride, ONLY_VALUE,
+                   is_set_mask)
+    elif kind == MAX:
+        _whole_max(ctx, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride, np.int64(order),
+                   is_set_mask)
+    else:
+        _whole_min(ctx, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride, np.int64(order),
+                   is_set_mask)
+
+
+@jit
+def reduce_data_block(ctx, reduce_type, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride,
+                      is_set_mask=True):
+    """ReduceDataBlock<reduceType>: BlockReduceSum / Max / Min (the mask before the repeats, as 9.1 orders them)."""
+    kind = np.int64(reduce_type)
+    if kind == SUM:
+        _block_sum(ctx, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride, ONLY_VALUE,
+                   is_set_mask)
+    elif kind == MAX:
+        _block_max(ctx, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride, ONLY_VALUE,
+                   is_set_mask)
+    else:
+        _block_min(ctx, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride, ONLY_VALUE,
+                   is_set_mask)
+
+
+@jit
+def reduce_pair_elem(ctx, reduce_type, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride,
+                     is_set_mask=True):
+    """ReducePairElem<ReduceType::SUM>: PairReduceSum (the only type the page allows)."""
+    if np.int64(reduce_type) != SUM:
+        raise ValueError("ReducePairElem takes ReduceType.SUM only")
+    _pair_sum(ctx, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride, ONLY_VALUE,
+              is_set_mask)
