@@ -11,6 +11,8 @@ barrier), so nothing here needs atomics.
 
 A SyncAll (:func:`end_phase`) orders what every lane did before it with what any lane does
 after: owners become the "before a SyncAll" mark (the map's top value) and readers are forgotten.
+A DMA atomic copy in a launch of several lanes marks its bytes "atomic" (top - 1): other lanes'
+atomic copies may meet them, a plain copy or read of them before the next SyncAll is reported.
 """
 
 from __future__ import annotations
@@ -99,19 +101,39 @@ def _mixed(ctx, r, which, lo, ext):
 
 @jit(always_inline=True)
 def _other_lane(mark, me, top):
-    # An owner or reader that is another lane of this phase (not nobody, not this lane, not a marker).
+    # An owner or reader that is another lane of this phase, or an atomic write of it (not nobody, not
+    # this lane, not the "before a SyncAll" marker).
     return (mark != 0) & (mark != me) & (mark != top)
 
 
+@jit(always_inline=True)
+def _meets(mark, me, top, atomic):
+    """Whether a write (``atomic`` or plain) meets another of this phase: another lane's, or a plain
+    write meeting an atomic one (atomic writes may meet each other)."""
+    return _other_lane(mark, me, top) & ~(atomic & (mark == top - 1))
+
+
+@jit(always_inline=True)
+def _writer_of(mark, top):
+    # The lane a report names: -1 for an atomic write.
+    return np.int64(-1) if mark == top - 1 else np.int64(mark) - 1
+
+
+@jit(always_inline=True)
+def _write_mark(ctx, me, top, atomic):
+    # A single lane's atomic writes are ordered with its own later copies: its own mark.
+    return top - 1 if atomic and ctx.block_num > 1 else me
+
+
 @jit(always_inline=True, _nrt=True)  # builds carray views
-def _others_own(owner, pitch, block_len, me, top):
-    """Whether another lane of this phase owns a byte of the blocks (a view of each block indexed
-    from 0: an offset index keeps the loop from vectorizing)."""
+def _others_own(owner, pitch, block_len, me, top, atomic):
+    """Whether a write meets another of this phase on a byte of the blocks (a view of each block
+    indexed from 0: an offset index keeps the loop from vectorizing)."""
     hazard = False
     for b0 in range(0, owner.size, pitch):
         o = owner[b0:b0 + block_len]
         for i in range(o.size):
-            hazard |= _other_lane(o[i], me, top)
+            hazard |= _meets(o[i], me, top, atomic)
     return hazard
 
 
@@ -138,8 +160,7 @@ def claim(ctx, prim, r, lo, pitch, block_len, block_count, atomic):
     """Lane ``block_idx`` writes ``block_count`` blocks of ``block_len`` GM bytes, ``pitch``
     apart, from byte ``lo`` of argument ``r``: since the last SyncAll no other lane may have
     written them (gm-write-race) or read them (gm-write-after-read).  An ``atomic`` write (a DMA
-    atomic) leaves the bytes marked as before a SyncAll: other lanes' atomic writes may meet them
-    (the twin does not tell a later plain write or read of them from an ordered one)."""
+    atomic) may meet other atomic writes; a plain one may not meet it (see the module doc)."""
     ext = min((block_count - 1) * pitch + block_len, region(ctx, r)["nbytes"] - lo)  # inside the tensor
     if ext <= 0:
         return True  # bytes in the padding have no owner
@@ -160,7 +181,7 @@ def claim(ctx, prim, r, lo, pitch, block_len, block_count, atomic):
     rsum = _summaries(ctx, r, READER)
     me = ctx.block_idx + 1
     top = _top_mark(ctx, r)
-    mark = top if atomic else me
+    mark = _write_mark(ctx, me, top, atomic)
     backup = row["backup"]
     for g in range(w0, w1):
         o = osum[g]
@@ -170,8 +191,8 @@ def claim(ctx, prim, r, lo, pitch, block_len, block_count, atomic):
                 return False
             osum[g] = mark
             continue
-        if o != 0 and o != me and o != top:
-            report.gm_write_race(ctx, prim, OPERAND_DST, tensor=r, byte=g * GRANULE, other_lane=o - 1)
+        if _meets(o, me, top, atomic):
+            report.gm_write_race(ctx, prim, OPERAND_DST, tensor=r, byte=g * GRANULE, other_lane=_writer_of(o, top))
             return False
         if q != 0 and q != me:
             report.gm_write_after_read(ctx, prim, OPERAND_DST, tensor=r, byte=g * GRANULE,
@@ -258,7 +279,7 @@ def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, re
     # Loops over a view of each block indexed from 0 (an offset index keeps them from vectorizing);
     # the reader map only where some lane read the tensor since the last SyncAll.
     ext = owner.size
-    hazard = _others_own(owner, pitch, block_len, me, top)
+    hazard = _others_own(owner, pitch, block_len, me, top, atomic)
     if read:
         for b0 in range(0, ext, pitch):
             q = reader[b0:b0 + block_len]
@@ -268,8 +289,9 @@ def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, re
         for b0 in range(0, ext, pitch):
             o, q = owner[b0:b0 + block_len], reader[b0:b0 + block_len]
             for i in range(o.size):
-                if _other_lane(o[i], me, top):
-                    report.gm_write_race(ctx, prim, OPERAND_DST, tensor=r, byte=lo + b0 + i, other_lane=o[i] - 1)
+                if _meets(o[i], me, top, atomic):
+                    report.gm_write_race(ctx, prim, OPERAND_DST, tensor=r, byte=lo + b0 + i,
+                                         other_lane=_writer_of(o[i], top))
                     return False
                 if q[i] != 0 and q[i] != me:
                     other = -1 if q[i] == top else np.int64(q[i]) - 1
@@ -293,7 +315,7 @@ def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, re
             for i in range(o.size):
                 if o[i] == 0:
                     k[i] = d[i]
-    mark = top if atomic else me
+    mark = _write_mark(ctx, me, top, atomic)
     for b0 in range(0, ext, pitch):
         o = owner[b0:b0 + block_len]
         for i in range(o.size):
@@ -336,8 +358,9 @@ def note_read(ctx, prim, r, lo, pitch, block_len, block_count):
         if fresh and o == 0:
             report.gm_read_unwritten_output(ctx, prim, OPERAND_SRC, tensor=r, byte=g * GRANULE)
             return False
-        if written and o != 0 and o != me and o != top:
-            report.gm_cross_core_read(ctx, prim, OPERAND_SRC, tensor=r, byte=g * GRANULE, other_lane=o - 1)
+        if written and _other_lane(o, me, top):
+            report.gm_cross_core_read(ctx, prim, OPERAND_SRC, tensor=r, byte=g * GRANULE,
+                                      other_lane=_writer_of(o, top))
             return False
         q = rsum[g]
         rsum[g] = me if q == 0 or q == me else top
@@ -386,7 +409,7 @@ def _note_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, wri
                         return False
                     if written and _other_lane(o[i], me, top):
                         report.gm_cross_core_read(ctx, prim, OPERAND_SRC, tensor=r, byte=lo + b0 + i,
-                                                  other_lane=o[i] - 1)
+                                                  other_lane=_writer_of(o[i], top))
                         return False
     for b0 in range(0, ext, pitch):
         q = reader[b0:b0 + block_len]

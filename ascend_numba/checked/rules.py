@@ -92,6 +92,19 @@ def _past_end(operand, tensor, access, start, end, tensor_bytes):
             "relies on the padding")
 
 
+def _writer(other_lane):
+    return "a DMA atomic copy (SetAtomicAdd / Max / Min)" if other_lane < 0 else f"lane {other_lane}"
+
+
+def _write_race(operand, tensor, byte, other_lane):
+    return f"{operand} in GM {tensor}: byte {byte} was already written by {_writer(other_lane)}"
+
+
+def _cross_core_read(operand, tensor, byte, other_lane):
+    return (f"{operand} in GM {tensor}: byte {byte} was written by {_writer(other_lane)} in this launch with no "
+            "SyncAll between: cores run in no order, so the read may see the old or the new value")
+
+
 def _write_after_read(operand, tensor, byte, other_lane):
     reader = "several other lanes" if other_lane < 0 else f"lane {other_lane}"
     return (f"{operand} in GM {tensor}: byte {byte} was read by {reader} in this launch with no SyncAll between: "
@@ -172,16 +185,14 @@ UB_UNINITIALIZED_READ = Rule(
     "{operand} reads UB bytes [{start}, {end}); byte {first_byte} was never written since Init",
     "a read of UB bytes no primitive of this lane wrote since Init")
 GM_WRITE_RACE = Rule(
-    "gm-write-race", ("tensor", "byte", "other_lane"),
-    "{operand} in GM {tensor}: byte {byte} was already written by lane {other_lane}",
-    "two lanes writing the same GM bytes with no `SyncAll` between the writes")
+    "gm-write-race", ("tensor", "byte", "other_lane"), _write_race,
+    "two lanes writing the same GM bytes with no `SyncAll` between the writes, or a plain copy meeting a DMA atomic "
+    "one (several lanes' atomic copies may meet: they are not races)")
 GM_CROSS_CORE_READ = Rule(
-    "gm-cross-core-read", ("tensor", "byte", "other_lane"),
-    "{operand} in GM {tensor}: byte {byte} was written by lane {other_lane} in this launch with no SyncAll between: "
-    "cores run in no order, so the read may see the old or the new value",
+    "gm-cross-core-read", ("tensor", "byte", "other_lane"), _cross_core_read,
     "a lane reading GM bytes another lane of the launch wrote with no `SyncAll` between (cores run in no order: "
-    "\"the last core adds the other cores' partials\" without a barrier reads old or new values by chance). Names "
-    "both lanes")
+    "\"the last core adds the other cores' partials\" without a barrier reads old or new values by chance), or bytes "
+    "a DMA atomic copy wrote in a launch of several lanes. Names both lanes")
 GM_WRITE_AFTER_READ = Rule(
     "gm-write-after-read", ("tensor", "byte", "other_lane"), _write_after_read,
     "a lane writing GM bytes another lane read with no `SyncAll` between (the reader may have seen either value): "

@@ -22,7 +22,7 @@ from .ub_shadow import shadow_bytes
 
 __all__ = ["run_checked", "MAX_CHECKED_LANES"]
 
-MAX_CHECKED_LANES = 65534  # each GM byte's owner is a uint16 lane + 1, the top value a marker
+MAX_CHECKED_LANES = 65533  # each GM byte's owner is a uint16 lane + 1, the top two values markers
 
 
 def run_checked(body, block_dim, platform, gm_args, tiling, address, state, trace, ub, barrier,
