@@ -39,7 +39,8 @@ def test_checked_mode_codes_trace_events_and_lint_roles_come_from_the_declaratio
     for name, (dst, reads) in _ROLES.items():
         params = list(inspect.signature(getattr(kernels, name).py_func).parameters)
         assert params[dst] in ("dst", "tensor"), name
-        assert all(params[i] in ("src", "a", "b", "mask", "offsets_bytes", "pattern") or i == dst for i in reads), (name, params)
+        assert all(params[i] in ("src", "src0", "src1", "a", "b", "mask", "offsets_bytes", "pattern") or i == dst
+                   for i in reads), (name, params)
         assert (dst in reads) == PRIMITIVES[name].reads_dst, name
 
 

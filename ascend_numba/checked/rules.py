@@ -43,10 +43,11 @@ GM, UB = 0, 1
 GM_ACCESSES = ("read", "write")  # a gm-past-end's access (a detail's value: its index)
 # What a count-out-of-range names (a detail's value: its index).
 COUNTS = ("byte count", "blockCount", "blockLen", "rows", "cols", "count", "srcStride", "dstStride")
-MODES = ("CMPMODE", "SELMODE", "RoundMode", "TransposeType", "high half")  # what a mode-out-of-range names (an index)
+# What a mode-out-of-range names (an index).
+MODES = ("CMPMODE", "SELMODE", "RoundMode", "TransposeType", "high half", "validBit")
 # What a repeat-params-out-of-range names (an index): a level-0 call's parameter.
 REPEAT_PARAMS = ("repeatTimes", "dstBlkStride", "src0BlkStride", "src1BlkStride", "dstRepStride", "src0RepStride",
-                 "src1RepStride", "mask", "counter-mode count")
+                 "src1RepStride", "mask", "counter-mode count", "elementLengths")
 
 
 @dataclass(frozen=True, eq=False)
@@ -244,15 +245,17 @@ MODE_OUT_OF_RANGE = Rule(
     "a Compare / Compares CMPMODE outside LT..NE, a Select SELMODE the form does not take (the tensor form: "
     "VSEL_CMPMASK_SPR or VSEL_TENSOR_TENSOR_MODE; the scalar form: VSEL_TENSOR_SCALAR_MODE), a Cast RoundMode "
     "its pair of types does not take (CAST_ODD is fp32 to fp16 only; fp32 to int32 takes no CAST_NONE), or a "
-    "Transpose TransposeType it does not take or its tile type does not allow, or a TransDataTo5HD high half "
-    "(dstHighHalf / srcHighHalf) on a 2- or 4-byte type",
+    "Transpose TransposeType it does not take or its tile type does not allow, a TransDataTo5HD high half "
+    "(dstHighHalf / srcHighHalf) on a 2- or 4-byte type, or a MrgSort validBit other than 3, 7 or 15",
     choices={"mode": MODES})
 REPEAT_PARAMS_OUT_OF_RANGE = Rule(
     "repeat-params-out-of-range", ("param", "value", "low", "high"),
     "{operand}: {param} {value} is outside {low}..{high}",
     "a level-0 vector call's parameter outside what the device's field holds: repeatTimes past 255 (a uint8_t), a "
     "block or repeat stride past its uint8_t / uint16_t, a destination block stride of 0 (undefined on the device), "
-    "a negative continuous mask, a counter-mode count past 32 bits",
+    "a negative continuous mask, a counter-mode count past 32 bits, a MrgSort elementLengths past 4095 or "
+    "repeatTimes above 1 where the device repeats nothing (fewer than four equal queues back to back, or "
+    "suspension on)",
     choices={"param": REPEAT_PARAMS})
 VECTOR_PARTIAL_OVERLAP = Rule(
     "vector-partial-overlap", ("src_start", "src_end", "repeat", "written_in"),

@@ -1,11 +1,15 @@
-"""The Ascend C basic API's vector instructions, by family, as the device names them: the
+"""The Ascend C basic API's vector instructions on A2/A3, by family, as the device names them: the
 element-wise ones (issue #51's list: the asc-devkit "Memory vector compute" pages) and the rest
-of the A2/A3 list (issue #52's: reductions, broadcast and layout, gathers, sort, data movement,
-atomics); the docs' coverage table compares them with the declared primitives
-(:data:`~ascend_numba.host.primitives.PRIMITIVES`).  Scatter, the scalar GM atomics (AtomicAdd,
+(issue #52's: reductions, broadcast and layout, gathers, sort, data movement, atomics); the
+docs' coverage table compares them with the declared primitives
+(:data:`~ascend_numba.host.primitives.PRIMITIVES`).  Mull, ExpSub, MulsCast and Truncate are the
+Ascend 950's register-based API (the ``Reg矢量计算`` pages) and VectorPadding the inference AI
+Core's; Scatter, the scalar GM atomics (AtomicAdd,
 AtomicCas...), SetLoopModePara / ResetLoopModePara and the count form of Copy are the Ascend
 950's only (c220 declares the loop-mode calls but defines them for the 950 alone: asc-devkit at
-0da921b, ``impl/basic_api/kernel_operator_data_copy_intf_impl.h``) and are not listed.
+0da921b, ``impl/basic_api/kernel_operator_data_copy_intf_impl.h``), and MrgSort4, RpSort16,
+ProposalConcat and ProposalExtract the Atlas inference (310P) and 910's (c220 issues nothing for
+them: ``impl/basic_api/dav_c220/kernel_operator_proposal_impl.h``); none is listed.
 
 Plain Python: no Numba here.
 """
@@ -18,20 +22,20 @@ __all__ = ["VECTOR_API", "coverage"]
 
 VECTOR_API = {
     "unary": ("Exp", "Ln", "Abs", "Reciprocal", "Sqrt", "Rsqrt", "Relu", "Neg", "Not"),
-    "binary": ("Add", "Sub", "Mul", "Div", "Max", "Min", "And", "Or", "Prelu", "Mull", "ShiftLeft", "ShiftRight"),
+    "binary": ("Add", "Sub", "Mul", "Div", "Max", "Min", "And", "Or", "Prelu", "ShiftLeft", "ShiftRight"),
     "tensor-scalar": ("Adds", "Muls", "Maxs", "Mins", "Subs", "Divs", "LeakyRelu", "Ands", "Ors"),
     "compound": ("Axpy", "AddRelu", "SubRelu", "AddReluCast", "SubReluCast", "AddDeqRelu", "MulAddDst", "MulCast",
-                 "FusedMulAdd", "MulAddRelu", "AbsSub", "ExpSub", "MulsCast", "CastDequant", "SetDeqScale"),
+                 "FusedMulAdd", "MulAddRelu", "AbsSub", "CastDequant", "SetDeqScale"),
     "compare and select": ("Compare", "Compares", "GetCmpMask", "SetCmpMask", "Select"),
-    "conversion": ("Cast", "Truncate"),
-    "fill": ("Duplicate", "CreateVecIndex", "VectorPadding"),
+    "conversion": ("Cast",),
+    "fill": ("Duplicate", "CreateVecIndex"),
     "masks": ("SetMaskNorm", "SetMaskCount", "SetVectorMask", "ResetMask"),
     "reductions": ("WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "RepeatReduceSum", "BlockReduceSum",
                    "BlockReduceMax", "BlockReduceMin", "PairReduceSum", "ReduceSum", "ReduceMax", "ReduceMin",
                    "GetReduceRepeatSumSpr", "GetReduceRepeatMaxMinSpr"),
     "broadcast and layout": ("Brcb", "Transpose", "TransDataTo5HD"),
     "gather": ("Gather", "Gatherb", "GatherMask"),
-    "sort": ("Sort32", "MrgSort", "MrgSort4", "RpSort16", "ProposalConcat", "ProposalExtract", "GetMrgSortResult"),
+    "sort": ("Sort32", "MrgSort", "GetMrgSortResult"),
     "data movement": ("DataCopy", "DataCopyPad", "SetPadValue", "Copy"),
     "atomics and fills": ("SetAtomicAdd", "SetAtomicMax", "SetAtomicMin", "SetAtomicType", "DisableDmaAtomic",
                           "InitGlobalMemory"),

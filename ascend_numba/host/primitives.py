@@ -604,6 +604,16 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "TransDataTo5HD (vnchwconv): per repeat, 16 source blocks of 32 bytes transposed into 16 destination "
               "blocks (2-byte: 16 x 16; 4-byte: 16 x 8 into two blocks a row; 1-byte: the halves the params name).",
               "check_5hd_call", "vector"),
+    # Sort (kernels/primitives/sort.py): asc-devkit at 0da921b, 排序组合（ISASI）/, c220's vbitsort / vmrgsort4.
+    Primitive("sort32", "Sort32", "sort", ("dst", "src", "src1", "repeat_times"),
+              "Sort32: each repeat's 32 scores with their uint32 indices into 8-byte (score, index) records, the "
+              "highest first (IEEE total order; ties in input order).", "check_sort32", "vector"),
+    Primitive("mrg_sort", "MrgSort", "sort", ("dst", "src", "params"),
+              "MrgSort: 2 to 4 sorted record queues (MrgSortSrcList, MrgSort4Info) merged, the highest first, a tie "
+              "to the lower queue; with suspension, stops after the first queue to run out.", "check_mrg_sort",
+              "vector"),
+    Primitive("get_mrg_sort_result", "GetMrgSortResult", "sort", (),
+              "GetMrgSortResult: the records the last MrgSort took from each of its four queues.", ""),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

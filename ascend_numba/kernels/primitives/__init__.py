@@ -60,6 +60,7 @@ from .atomic import (disable_dma_atomic, init_global_memory, set_atomic_add, set
 from .gatherb import GatherRepeatParams, gatherb
 from .transpose import TRANSPOSE_NCHW2NHWC, TRANSPOSE_ND2ND_B16, TRANSPOSE_NHWC2NCHW, TransposeParamsExt, transpose
 from .ub_copy import CopyRepeatParams, copy
+from .sort import MrgSort4Info, MrgSortSrcList, get_mrg_sort_result, mrg_sort, sort32
 from .trans_data_5hd import TransDataTo5HDParams, get_phy_addr, trans_data_to_5hd
 from .gather_mask import GatherMaskParams, gather_mask, get_gather_mask_remain_count
 from .reduce import *  # noqa: F403 - the reductions and ReduceOrder
@@ -90,6 +91,7 @@ __all__ = [
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,
     "create_vec_index", "brcb", "BrcbRepeatParams", *reduce.__all__, "reduce_sum", "reduce_max", "reduce_min",
     "get_reduce_repeat_sum_spr", "get_reduce_repeat_max_min_spr",
+    "sort32", "mrg_sort", "get_mrg_sort_result", "MrgSortSrcList", "MrgSort4Info",
     "copy", "CopyRepeatParams", "trans_data_to_5hd", "TransDataTo5HDParams", "get_phy_addr",
     "gather_mask", "get_gather_mask_remain_count", "GatherMaskParams", "gatherb", "GatherRepeatParams",
     "set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type", "disable_dma_atomic", "set_atomic_none",

@@ -53,7 +53,7 @@ MAX_REPEAT = 255  # repeatTimes is a uint8_t
 MAX_COUNTER = 0xFFFF_FFFF  # a counter-mode count the device takes (its debug check's range)
 NO_OPERAND = -1  # the element size passed for an absent operand
 (_REPEAT_TIMES, _DST_BLK, _SRC0_BLK, _SRC1_BLK, _DST_REP, _SRC0_REP, _SRC1_REP, _MASK,
- _COUNTER) = range(len(REPEAT_PARAMS))
+ _COUNTER) = range(REPEAT_PARAMS.index("counter-mode count") + 1)
 
 
 # ---- the register: three int64 slots of the lane's state row (a word's bits) -------------------------
