@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["copy", "trans_data_to_5hd"]
+__all__ = ["copy", "trans_data_to_5hd", "nd2nz", "nz2nd"]
 
 
 def copy(dst: np.ndarray, src: np.ndarray, lane_on, lanes: int, repeat_times: int, dst_stride: int,
@@ -53,4 +53,31 @@ def trans_data_to_5hd(ub: np.ndarray, dst_at, src_at, width: int, dst_high: bool
             sh, dh = 16 * src_high, 16 * dst_high
             for e in range(16):
                 out[dst[e] + dh:dst[e] + dh + 16] = [src[k][sh + e] for k in range(16)]
+    return out
+
+
+def nd2nz(dst: np.ndarray, src: np.ndarray, nd_num: int, n_value: int, d_value: int, src_nd_matrix_stride: int,
+          src_d_value: int, dst_nz_c0_stride: int, dst_nz_n_stride: int, dst_nz_matrix_stride: int) -> np.ndarray:
+    """A copy of ``dst`` after DataCopy ND2NZ from ``src`` (the page's formula; a short C0 chunk
+    zero-filled to its 32 bytes)."""
+    out = dst.copy()
+    c0 = 32 // dst.itemsize
+    for i in range(nd_num):
+        for r in range(n_value):
+            for c in range(-(-d_value // c0) * c0):
+                at = i * dst_nz_matrix_stride + (c // c0) * dst_nz_c0_stride * c0 + r * dst_nz_n_stride * c0 + c % c0
+                out[at] = src[i * src_nd_matrix_stride + r * src_d_value + c] if c < d_value else 0
+    return out
+
+
+def nz2nd(dst: np.ndarray, src: np.ndarray, nd_num: int, n_value: int, d_value: int, src_nd_matrix_stride: int,
+          src_n_stride: int, dst_d_stride: int, dst_nd_matrix_stride: int) -> np.ndarray:
+    """A copy of ``dst`` after DataCopy NZ2ND from ``src`` (fractals 16 elements wide)."""
+    out = dst.copy()
+    for k in range(nd_num):
+        for i in range(d_value // 16):
+            for r in range(n_value):
+                for c in range(16):
+                    out[k * dst_nd_matrix_stride + r * dst_d_stride + 16 * i + c] = \
+                        src[k * src_nd_matrix_stride * 256 + i * src_n_stride * 16 + r * 16 + c]
     return out

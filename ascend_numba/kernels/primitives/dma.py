@@ -290,7 +290,8 @@ def data_copy(ctx, dst, dst_off, src, src_off, count):
     """DataCopy(dst[dst_off], src[src_off], count): GM<->UB or UB<->UB, ``count`` source elements;
     or with DataCopyParams(block_count, block_len, src_stride, dst_stride) for ``count``:
     ``block_count`` blocks of ``block_len`` 32-byte blocks, each side's blocks ``stride`` 32-byte
-    blocks apart from the end of the last (on GM as on UB).
+    blocks apart from the end of the last (on GM as on UB); or Nd2NzParams / Nz2NdParamsFull (see
+    :mod:`.data_copy_nz`).
 
     The device requires ``count * sizeof`` to be a multiple of the 32-byte block
     (checked mode verifies it); ``dst`` and ``src`` have one element type (see
@@ -307,8 +308,17 @@ def _copy_form(ctx, dst, dst_off, src, src_off, count):
 @overload(_copy_form, jit_options=OVERLOAD_OPTIONS)
 def _ov_copy_form(ctx, dst, dst_off, src, src_off, count):
     if isinstance(count, types.BaseTuple):
+        from .data_copy_nz import nd2nz, nz2nd  # they copy through data_copy_pad: imported once it exists
+        form = getattr(getattr(count, "instance_class", None), "__name__", "")
+        if form == "Nd2NzParams":
+            return lambda ctx, dst, dst_off, src, src_off, count: nd2nz(ctx, data_copy_pad, dst, dst_off, src,
+                                                                        src_off, count)
+        if form == "Nz2NdParamsFull":
+            return lambda ctx, dst, dst_off, src, src_off, count: nz2nd(ctx, data_copy_pad, dst, dst_off, src,
+                                                                        src_off, count)
         if len(count) != 4:
-            raise TypingError("DataCopy's params: DataCopyParams(block_count, block_len, src_stride, dst_stride)")
+            raise TypingError("DataCopy's params: DataCopyParams(block_count, block_len, src_stride, dst_stride), "
+                              "Nd2NzParams or Nz2NdParamsFull")
         return lambda ctx, dst, dst_off, src, src_off, count: _data_copy_blocks(ctx, dst, dst_off, src, src_off, count)
     return lambda ctx, dst, dst_off, src, src_off, count: _data_copy_count(ctx, dst, dst_off, src, src_off, count)
 

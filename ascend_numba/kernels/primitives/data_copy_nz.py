@@ -1,0 +1,73 @@
+"""DataCopy's ND2NZ (GM -> UB) and NZ2ND (UB -> GM) forms: ``data_copy(ctx, dst, dst_off, src,
+src_off, Nd2NzParams(...))`` and ``data_copy(ctx, dst, dst_off, src, src_off, Nz2NdParamsFull(...))``.
+
+c220 has no instruction for them: its DataCopy runs them as DataCopyPad bursts, and so does the
+twin (the trace shows DataCopyPad events; checked mode checks each burst).
+
+* ND2NZ: ``nd_num`` matrices of ``n_value`` rows by ``d_value`` columns, matrix ``i`` from element
+  ``i * src_nd_matrix_stride`` of ``src``, rows ``src_d_value`` elements apart; each column chunk
+  of C0 = 32 / sizeof elements goes to ``dst`` element ``i * dst_nz_matrix_stride + (c // C0) *
+  dst_nz_c0_stride * C0 + r * dst_nz_n_stride * C0 + c % C0`` (the strides in 32-byte blocks but
+  the matrix strides and ``src_d_value``, in elements); a chunk short of C0 is zero-filled to
+  32 bytes (the page's formula).
+* NZ2ND: fractals 16 elements wide (b16 and b32): ``dst[k * dst_nd_matrix_stride + r *
+  dst_d_stride + 16 i + c] = src[k * src_nd_matrix_stride * 256 + i * src_n_stride * 16 + r * 16
+  + c]`` for ``c < 16`` (``d_value`` a multiple of 16; the matrix stride in fractals of 256
+  elements, ``src_n_stride`` in rows of 16 elements).
+
+Semantics: cannmirror/asc-devkit at 0da921b, ``docs/zh/api/SIMD-API/基础API/Memory矢量计算/数据搬运/``
+(GMToUB随路转换ND2NZ搬运, UBToGM随路转换NZ2ND搬运), ``include/basic_api/kernel_struct_data_copy.h``
+(Nd2NzParams, Nz2NdParamsFull) and ``impl/basic_api/dav_c220/kernel_operator_data_copy_impl.h``
+(the DataCopyPad loops).  Where that loop departs from the page (a second matrix at the first's
+place, ``dst_nz_n_stride`` below 2 blocks as 1, a short chunk padded with its first element) the
+twin follows the page.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from ...host.primitives import DataCopyPadExtParams
+from ..._numba_compat.jit import jit
+
+__all__ = ["Nd2NzParams", "Nz2NdParamsFull", "nd2nz", "nz2nd"]
+
+Nd2NzParams = collections.namedtuple(
+    "Nd2NzParams", ("nd_num", "n_value", "d_value", "src_nd_matrix_stride", "src_d_value", "dst_nz_c0_stride",
+                    "dst_nz_n_stride", "dst_nz_matrix_stride"), defaults=(0, 0, 0, 0, 0, 0, 0, 0))
+Nz2NdParamsFull = collections.namedtuple(
+    "Nz2NdParamsFull", ("nd_num", "n_value", "d_value", "src_nd_matrix_stride", "src_n_stride", "dst_d_stride",
+                        "dst_nd_matrix_stride"), defaults=(1, 0, 0, 1, 0, 0, 1))
+FRACTAL = 16  # NZ2ND's fractal width in elements
+
+
+@jit(always_inline=True)
+def nd2nz(ctx, copy_pad, dst, dst_off, src, src_off, p):
+    """ND2NZ through ``copy_pad`` (DataCopyPad): one burst of ``n_value`` rows per matrix and chunk."""
+    size = dst.itemsize
+    c0 = ctx.block_bytes // size
+    nd, n, d = np.int64(p[0]) & 0xFFFF, np.int64(p[1]) & 0xFFFF, np.int64(p[2]) & 0xFFFF
+    s_mat, s_d = np.int64(p[3]) & 0xFFFF, np.int64(p[4]) & 0xFFFF
+    c0_stride, n_stride, d_mat = np.int64(p[5]) & 0xFFFF, np.int64(p[6]) & 0xFFFF, np.int64(p[7]) & 0xFFFF
+    for i in range(nd):
+        for j in range((d + c0 - 1) // c0):
+            cols = min(c0, d - j * c0)
+            copy_pad(ctx, dst, dst_off + i * d_mat + j * c0_stride * c0, src, src_off + i * s_mat + j * c0, n,
+                     cols * size, s_d * size - cols * size, n_stride - 1,
+                     DataCopyPadExtParams(True, 0, c0 - cols, 0))
+
+
+@jit(always_inline=True)
+def nz2nd(ctx, copy_pad, dst, dst_off, src, src_off, p):
+    """NZ2ND through ``copy_pad`` (DataCopyPad): one burst of ``n_value`` rows per matrix and fractal."""
+    size = dst.itemsize
+    nd, n, d = np.int64(p[0]) & 0xFFFF, np.int64(p[1]) & 0xFFFF, np.int64(p[2]) & 0xFFFF
+    s_mat, s_n = np.int64(p[3]) & 0xFFFF, np.int64(p[4]) & 0xFFFF
+    d_d, d_mat = np.int64(p[5]) & 0xFFFF, np.int64(p[6]) & 0xFFFF
+    row = FRACTAL * size
+    for k in range(nd):
+        for i in range(d // FRACTAL):
+            copy_pad(ctx, dst, dst_off + k * d_mat + FRACTAL * i, src,
+                     src_off + k * s_mat * FRACTAL * FRACTAL + i * s_n * FRACTAL, n, row, 0, d_d * size - row)
