@@ -1,6 +1,6 @@
-"""DataCopy's ND2NZ and NZ2ND forms (issue #52) against their references: hypothesis over fp16 and
-fp32, matrices, rows, columns (a short C0 chunk) and strides; compiled and interpreted alike;
-checked mode names a row past the source."""
+"""DataCopy's ND2NZ, NZ2ND and slice forms (issue #52) against their references: hypothesis over
+fp16 and fp32, matrices, rows, columns (a short C0 chunk) and strides; the slice page's example
+and back; compiled and interpreted alike; checked mode names a row past the source."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 import ascend_numba as an
 from ascend_numba._numba_compat.jit import jit
-from ascend_numba.host.references.layout import nd2nz, nz2nd
-from ascend_numba.kernels import (KernelCheckError, Nd2NzParams, Nz2NdParamsFull, alloc_buffer, data_copy,
-                                  duplicate)
+from ascend_numba.host.references.layout import nd2nz, nz2nd, slice_copy
+from ascend_numba.kernels import (KernelCheckError, Nd2NzParams, Nz2NdParamsFull, SliceInfo, alloc_buffer, data_copy,
+                                  data_copy_slice, duplicate)
 
 UB_BYTES, GM = 16384, 4096  # bytes of the UB tile; GM elements
 
@@ -80,3 +80,29 @@ def test_compiled_and_interpreted_agree():
 def test_checked_mode_names_a_row_past_the_source():
     with pytest.raises(KernelCheckError, match=r"DataCopyPad: \[gm-out-of-bounds\] src in GM x16 \(argument 2\)"):
         _run(1, 12, 16, 0, 400, 12, 1, 0, 1, 12, 16, 0, checked=True)  # rows 400 elements apart: 4800 > 4096
+
+
+# ---- the slice form ----------------------------------------------------------------------------------------
+
+SRC_INFO = (SliceInfo(16, 70, 7, 3, 87), SliceInfo(0, 2, 1, 1, 3))  # the page's: rows 0 and 2, two bursts each
+DST_INFO = (SliceInfo(0, 47, 0, 3, 48), SliceInfo(0, 1, 0, 1, 2))
+BACK_INFO = (SliceInfo(8, 63, 8, 3, 64), SliceInfo(1, 3, 1, 1, 4))  # a gap of 8, rows 1 and 3 of 4 x 64
+
+
+@an.kernel
+def slice_kernel(ctx, out, x):
+    t = alloc_buffer(ctx, 256, np.float32)
+    duplicate(ctx, t, -1.0, 256)
+    data_copy_slice(ctx, t, x, DST_INFO, SRC_INFO, 2)  # GM -> UB
+    data_copy_slice(ctx, out, t, BACK_INFO, DST_INFO, 2)  # UB -> GM
+
+
+def test_the_pages_slice_example_and_back():
+    x = np.arange(3 * 87, dtype=np.float32)
+    ub = slice_copy(np.full(256, -1.0, np.float32), x, DST_INFO, SRC_INFO)
+    rows = x.reshape(3, 87)[[0, 2]]
+    assert np.array_equal(ub[:96].reshape(2, 48), np.concatenate([rows[:, 16:40], rows[:, 47:71]], axis=1))
+    for mode in ({}, {"interpret": True}, {"checked": True}):
+        out = np.zeros(256, np.float32)
+        slice_kernel.launch(out, x, block_dim=1, **mode)
+        assert np.array_equal(out, slice_copy(np.zeros(256, np.float32), ub, BACK_INFO, DST_INFO)), mode

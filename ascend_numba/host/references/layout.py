@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["copy", "trans_data_to_5hd", "nd2nz", "nz2nd"]
+__all__ = ["copy", "trans_data_to_5hd", "nd2nz", "nz2nd", "slice_copy"]
 
 
 def copy(dst: np.ndarray, src: np.ndarray, lane_on, lanes: int, repeat_times: int, dst_stride: int,
@@ -80,4 +80,29 @@ def nz2nd(dst: np.ndarray, src: np.ndarray, nd_num: int, n_value: int, d_value: 
                 for c in range(16):
                     out[k * dst_nd_matrix_stride + r * dst_d_stride + 16 * i + c] = \
                         src[k * src_nd_matrix_stride * 256 + i * src_n_stride * 16 + r * 16 + c]
+    return out
+
+
+def _burst_starts(infos, per_block: int) -> list:
+    """Each burst's first element, a row's bursts first: ``infos`` the (start, end, stride, burst_len,
+    shape) of each dimension, dimension 0 first."""
+    axes, pitch = [], 1
+    for d, (start, end, stride, burst_len, shape) in enumerate(infos):
+        width = burst_len * per_block if d == 0 else 1
+        count = (end - start + 1 + stride) // (width + stride)
+        axes.append([(start + m * (width + stride)) * pitch for m in range(count)])
+        pitch *= shape
+    starts = [0]
+    for axis in reversed(axes):  # the highest dimension outermost: dimension 0 varies fastest
+        starts = [s + a for s in starts for a in axis]
+    return starts
+
+
+def slice_copy(dst: np.ndarray, src: np.ndarray, dst_infos, src_infos) -> np.ndarray:
+    """A copy of ``dst`` after DataCopy's slice form: burst k of ``src`` to burst k of ``dst``."""
+    out = dst.copy()
+    per_block = 32 // src.itemsize
+    n = src_infos[0][3] * per_block
+    for s, d in zip(_burst_starts(src_infos, per_block), _burst_starts(dst_infos, per_block)):
+        out[d:d + n] = src[s:s + n]
     return out

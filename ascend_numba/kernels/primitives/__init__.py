@@ -74,7 +74,7 @@ from .debug import dump_tensor, kernel_prints, kprint
 from .masks import (MASK_PLACEHOLDER, BinaryRepeatParams, UnaryRepeatParams, reset_mask, set_mask_count,
                     set_mask_norm, set_vector_mask)
 from .dma import DataCopyPadExtParams, DataCopyParams, data_copy, data_copy_pad, gather, set_pad_value
-from .data_copy_nz import Nd2NzParams, Nz2NdParamsFull
+from .data_copy_nz import Nd2NzParams, Nz2NdParamsFull, SliceInfo, data_copy_slice
 from .fusion import VectorProgramError, vector_program
 from .memory import alloc_buffer, reinterpret
 from .preload import preload
@@ -86,7 +86,8 @@ __all__ = [
     "Lane", "TracedLane", "CheckedLane",
     "in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
     "alloc_buffer", "reinterpret",
-    "data_copy", "DataCopyParams", "Nd2NzParams", "Nz2NdParamsFull", "data_copy_pad", "DataCopyPadExtParams",
+    "data_copy", "DataCopyParams", "Nd2NzParams", "Nz2NdParamsFull", "SliceInfo", "data_copy_slice",
+    "data_copy_pad", "DataCopyPadExtParams",
     "set_pad_value", "gather", "preload", "ttrans", "sync_all",
     "kprint", "dump_tensor", "kernel_prints",
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,

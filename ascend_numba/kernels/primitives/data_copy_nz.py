@@ -1,5 +1,6 @@
 """DataCopy's ND2NZ (GM -> UB) and NZ2ND (UB -> GM) forms: ``data_copy(ctx, dst, dst_off, src,
-src_off, Nd2NzParams(...))`` and ``data_copy(ctx, dst, dst_off, src, src_off, Nz2NdParamsFull(...))``.
+src_off, Nd2NzParams(...))`` and ``data_copy(ctx, dst, dst_off, src, src_off, Nz2NdParamsFull(...))``;
+its slice form, :func:`data_copy_slice`.
 
 c220 has no instruction for them: its DataCopy runs them as DataCopyPad bursts, and so does the
 twin (the trace shows DataCopyPad events; checked mode checks each burst).
@@ -31,8 +32,9 @@ import numpy as np
 
 from ...host.primitives import DataCopyPadExtParams
 from ..._numba_compat.jit import jit
+from .dma import data_copy
 
-__all__ = ["Nd2NzParams", "Nz2NdParamsFull", "nd2nz", "nz2nd"]
+__all__ = ["Nd2NzParams", "Nz2NdParamsFull", "nd2nz", "nz2nd", "SliceInfo", "data_copy_slice"]
 
 Nd2NzParams = collections.namedtuple(
     "Nd2NzParams", ("nd_num", "n_value", "d_value", "src_nd_matrix_stride", "src_d_value", "dst_nz_c0_stride",
@@ -71,3 +73,59 @@ def nz2nd(ctx, copy_pad, dst, dst_off, src, src_off, p):
         for i in range(d // FRACTAL):
             copy_pad(ctx, dst, dst_off + k * d_mat + FRACTAL * i, src,
                      src_off + k * s_mat * FRACTAL * FRACTAL + i * s_n * FRACTAL, n, row, 0, d_d * size - row)
+
+
+# ---- the slice form ----------------------------------------------------------------------------------------
+
+SliceInfo = collections.namedtuple("SliceInfo", ("start_index", "end_index", "stride", "burst_len", "shape_value"),
+                                   defaults=(0, 31, 0, 32, 0))
+
+
+@jit(always_inline=True)
+def _slices(info, dims, per_block, d):
+    """Dimension ``d``'s slice count, and its first index and step (dimension 0: bursts of
+    ``burst_len`` blocks ``stride`` elements apart; above: indices ``stride`` apart)."""
+    start, end, stride = np.int64(info[d][0]), np.int64(info[d][1]), np.int64(info[d][2])
+    width = np.int64(info[d][3]) * per_block if d == 0 else np.int64(1)
+    return max((end - start + 1 + stride) // (width + stride), 0), start, width + stride
+
+
+@jit(always_inline=True)
+def _slice_count(info, dims, per_block):
+    total = np.int64(1)
+    for d in range(dims):
+        total *= _slices(info, dims, per_block, d)[0]
+    return total
+
+
+@jit(always_inline=True)
+def _slice_offset(info, dims, per_block, size0, k):
+    """Burst ``k``'s first element (dimension 0 counting fastest); ``size0``: dimension 0's
+    length when ``shape_value`` is 0."""
+    offset, pitch = np.int64(0), np.int64(1)
+    for d in range(dims):
+        count, start, step = _slices(info, dims, per_block, d)
+        offset += (start + (k % max(count, 1)) * step) * pitch
+        k //= max(count, 1)
+        shape = np.int64(info[d][4])
+        pitch *= shape if shape > 0 else (size0 if d == 0 else 1)
+    return offset
+
+
+@jit(always_inline=True)
+def data_copy_slice(ctx, dst, src, dst_slice_info, src_slice_info, dim_value=1):
+    """DataCopy's slice form (GM <-> UB): ``DataCopy(dst, src, dstSliceInfo, srcSliceInfo,
+    dimValue)`` with tuples of :class:`SliceInfo` (dimension 0 first).  Each side's bursts, a row's
+    bursts first, are paired in order: burst ``k`` of ``src`` (``burst_len`` 32-byte blocks) goes
+    to burst ``k`` of ``dst``.  Dimension 0 takes bursts of ``burst_len`` blocks ``stride`` elements
+    apart from ``start_index`` through ``end_index``; a higher dimension (``burst_len`` 1) takes
+    indices ``stride`` apart; ``shape_value`` is a dimension's length (0: dimension 0 is the
+    tensor).  c220 runs it as DataCopy bursts, as the twin does (asc-devkit at 0da921b, the page
+    ``GM与UB切片数据搬运(DataCopy).md`` and ``impl/basic_api/kernel_operator_data_copy_intf_impl.h``)."""
+    per_block = ctx.block_bytes // src.itemsize
+    dims = max(min(np.int64(dim_value), len(src_slice_info), len(dst_slice_info)), 1)  # never past a tuple
+    burst = np.int64(src_slice_info[0][3]) * per_block
+    n = min(_slice_count(src_slice_info, dims, per_block), _slice_count(dst_slice_info, dims, per_block))
+    for k in range(n):
+        data_copy(ctx, dst, _slice_offset(dst_slice_info, dims, per_block, dst.size, k), src,
+                     _slice_offset(src_slice_info, dims, per_block, src.size, k), burst)
