@@ -40,6 +40,7 @@ from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import bf16_to_f32, f16_to_f32, f32_as_u32, f32_to_bf16, f32_to_f16, u32_as_f32
 from ..lane import STATE_ATOMIC, _address, _load_i64, _store_i64
 from .context import address, trace_event, tracing
+from .element_bits import put_bits
 from .elements import canonical_nan
 from .llvm import compare_exchange
 from .vector import declared
@@ -241,29 +242,12 @@ def _init_global_memory(ctx, dst, size, value):
     setting = atomic_on(ctx)
     if setting == 0:
         for i in range(n):
-            _put_bits(dst, i, bits)
+            put_bits(dst, i, bits)
         return
     op, code = setting & 0xFF, (setting >> 8) & 0xFF
     width = _width(code)
     for j in range(0, n * dst.itemsize - (n * dst.itemsize) % width, width):  # the atomic's type, as a copy's
         _combine_at(dst, j, width, op, code, (bits >> (8 * (j % dst.itemsize))) & ((np.int64(1) << (8 * width)) - 1))
-
-
-def _put_bits(gm, i, bits):
-    raise NotImplementedError  # compiled only
-
-
-@overload(_put_bits, jit_options=OVERLOAD_OPTIONS)
-def _ov_put_bits(gm, i, bits):
-    if gm.dtype == types.float32:
-        def put_f32(gm, i, bits):
-            gm[i] = u32_as_f32(np.uint32(bits))
-        return put_f32
-    dtype = gm.dtype
-
-    def put(gm, i, bits):
-        gm[i] = dtype(bits)
-    return put
 
 
 @checked_rule

@@ -44,9 +44,10 @@ from ...host.primitives import PRIMITIVES, ReduceOrder, ReduceType
 from ...host.trace import DIR_VECTOR, EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..half import f32_as_u32, f32_round_f16, f32_to_f16, u32_as_f32
+from ..half import f32_as_u32, f32_round_f16, f32_to_f16
 from ..lane import STATE_MAX_MIN_CNT, _address, _store_i64
 from .context import address, trace_event, tracing
+from .element_bits import bits_of, put_bits
 from .elements import canonical_nan
 from .masks import (_COUNTER, _DST_REP, _REPEAT_TIMES, _SRC0_BLK, _SRC0_REP, BLOCK_BYTES, MAX_COUNTER, MAX_REPEAT,
                     REPEAT_BYTES, _param_ok, _runs_ok, all_lanes, call_mask, lane_index, lane_on, repeats_of, run_lanes,
@@ -88,18 +89,6 @@ def _ov_rounded(src, x):
     return lambda src, x: x
 
 
-def _bits(src, i):
-    """Element ``i``'s bits as an unsigned integer of its width."""
-    raise NotImplementedError  # compiled only
-
-
-@overload(_bits, jit_options=OVERLOAD_OPTIONS)
-def _ov_bits(src, i):
-    if src.dtype == types.uint16:
-        return lambda src, i: np.uint32(src[i])
-    return lambda src, i: np.uint32(f32_as_u32(src[i]))
-
-
 def _value_bits(src, x):
     """A sum's bits in the tile's type (an fp16 tile rounds it)."""
     raise NotImplementedError  # compiled only
@@ -112,23 +101,6 @@ def _ov_value_bits(src, x):
     return lambda src, x: np.uint32(f32_as_u32(x))
 
 
-def _word(dst, e, bits):
-    """Element ``e`` of ``dst`` from its bits (an fp32 tile's through a reinterpretation)."""
-    raise NotImplementedError  # compiled only
-
-
-@overload(_word, jit_options=OVERLOAD_OPTIONS)
-def _ov_word(dst, e, bits):
-    if dst.dtype == types.uint16:
-        def store16(dst, e, bits):
-            dst[e] = np.uint16(bits & 0xFFFF)
-        return store16
-
-    def store32(dst, e, bits):
-        dst[e] = u32_as_f32(np.uint32(bits))
-    return store32
-
-
 @jit(always_inline=True)
 def _put(dst, byte, bits, nbytes):
     """Store ``nbytes`` (the element size, or 4 in an fp16 tile: two elements, low first) of
@@ -136,7 +108,7 @@ def _put(dst, byte, bits, nbytes):
     e = byte // dst.itemsize
     for j in range(nbytes // dst.itemsize):
         if 0 <= e + j < dst.size:
-            _word(dst, e + j, bits >> (16 * j) if dst.itemsize == 2 else bits)
+            put_bits(dst, e + j, bits >> (16 * j) if dst.itemsize == 2 else bits)
 
 
 @jit(always_inline=True)
@@ -302,7 +274,7 @@ def _store_result(dst, src, kind, order, at, value, element, lane):
     if kind == SUM:
         _put(dst, at, _value_bits(src, canonical_nan(value)), size)
         return
-    bits = _bits(src, element)
+    bits = bits_of(src, element)
     if order == VALUE_INDEX:
         _put(dst, at, bits, size)
         _put(dst, at + size, np.uint32(lane), size)
@@ -339,7 +311,7 @@ def _reduce_repeats(dst, src, nrep, counter, high, low, s_blk, s_rep, group, kin
                 element = lane_index(r, lane, s_blk, s_rep, per_block)
                 _store_result(dst, src, kind, order, r * rep_bytes + g * size, value, element, lane)
                 if group == WHOLE and kind != SUM and (register < 0 or _beats(kind, best, value)):
-                    best, register = value, max_min_register(_bits(src, element), r * lanes + lane)
+                    best, register = value, max_min_register(bits_of(src, element), r * lanes + lane)
     return register
 
 

@@ -13,10 +13,11 @@ from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import u32_as_f32
 from ..lane import STATE_ACC_VAL, STATE_MAX_MIN_CNT, _address, _load_i64, _store_i64
+from .element_bits import bits_of
 from .elements import canonical_nan
 from .masks import BLOCK_BYTES, MAX_COUNTER, REPEAT_BYTES, call_mask, count_form_done, lane_index, stride_u16
 from .preload import advance_preload
-from .reduce import (MAX, MIN, SUM, _beats, _bits, _combine, _full, _group, _put, _reduce_tile, _rounded, _trace,
+from .reduce import (MAX, MIN, SUM, _beats, _combine, _full, _group, _put, _reduce_tile, _rounded, _trace,
                      _value_bits, check_reduce, max_min_register)
 from .vector import count_of, declared
 
@@ -43,10 +44,10 @@ def _reduce_tensor(dst, src, nrep, counter, high, low, s_rep, kind, accumulate, 
             found = True
     if kind != SUM:
         if found:
-            _put(dst, 0, _bits(src, best_at), size)
+            _put(dst, 0, bits_of(src, best_at), size)
             if cal_index:
                 _put(dst, size, np.uint32(best_lane), size)
-            return max_min_register(_bits(src, best_at), best_lane)
+            return max_min_register(bits_of(src, best_at), best_lane)
         return np.int64(-1)
     total, any_on = np.float32(0), False
     if accumulate:

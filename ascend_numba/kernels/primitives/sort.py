@@ -46,9 +46,9 @@ from ...host.primitives import PRIMITIVES
 from ...host.trace import DIR_VECTOR, EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..half import f32_as_u32, u32_as_f32
 from ..lane import STATE_VMS4_SR, _address, _load_i64, _store_i64
 from .context import address, trace_event, tracing
+from .element_bits import bits_of, put_bits
 from .masks import _REPEAT_TIMES, MAX_REPEAT, _param_ok
 from .preload import advance_preload
 from .vector import declared
@@ -77,52 +77,24 @@ def _ov_score_tile(t):
     return lambda t: None
 
 
-def _word(t, i):
-    """Element ``i``'s bits (an fp32 tile's through a reinterpretation)."""
-    raise NotImplementedError  # compiled only
-
-
-@overload(_word, jit_options=OVERLOAD_OPTIONS)
-def _ov_word(t, i):
-    if t.dtype == types.float32:
-        return lambda t, i: np.int64(f32_as_u32(t[i]))
-    return lambda t, i: np.int64(t[i])
-
-
-def _put(t, i, bits):
-    raise NotImplementedError  # compiled only
-
-
-@overload(_put, jit_options=OVERLOAD_OPTIONS)
-def _ov_put(t, i, bits):
-    if t.dtype == types.float32:
-        def put32(t, i, bits):
-            t[i] = u32_as_f32(np.uint32(bits & 0xFFFF_FFFF))
-        return put32
-
-    def put16(t, i, bits):
-        t[i] = np.uint16(bits & 0xFFFF)
-    return put16
-
-
 @jit(always_inline=True)
 def _record(t, k):
     """Record ``k``'s (score word, index) as integers."""
     if t.itemsize == 4:
-        return _word(t, 2 * k), _word(t, 2 * k + 1)
-    return _word(t, 4 * k) | (_word(t, 4 * k + 1) << 16), _word(t, 4 * k + 2) | (_word(t, 4 * k + 3) << 16)
+        return bits_of(t, 2 * k), bits_of(t, 2 * k + 1)
+    return bits_of(t, 4 * k) | (bits_of(t, 4 * k + 1) << 16), bits_of(t, 4 * k + 2) | (bits_of(t, 4 * k + 3) << 16)
 
 
 @jit(always_inline=True)
 def _put_record(t, k, score, index):
     if t.itemsize == 4:
-        _put(t, 2 * k, score)
-        _put(t, 2 * k + 1, index)
+        put_bits(t, 2 * k, score)
+        put_bits(t, 2 * k + 1, index)
     else:
-        _put(t, 4 * k, score)
-        _put(t, 4 * k + 1, score >> 16)
-        _put(t, 4 * k + 2, index)
-        _put(t, 4 * k + 3, index >> 16)
+        put_bits(t, 4 * k, score)
+        put_bits(t, 4 * k + 1, score >> 16)
+        put_bits(t, 4 * k + 2, index)
+        put_bits(t, 4 * k + 3, index >> 16)
 
 
 @jit(always_inline=True)
@@ -216,7 +188,7 @@ def _sort_runs(dst, src0, src1, nrep):
         if end > src0.size or end > src1.size or end * RECORD_BYTES > dst.nbytes:
             return  # checked mode reports the tensor that is short
         for j in range(SORT_RUN):
-            keys[j] = _key(_word(src0, base + j), size)
+            keys[j] = _key(bits_of(src0, base + j), size)
             order[j] = j
         for j in range(1, SORT_RUN):  # insertion sort: stable, the higher key first
             o, q = order[j], j
@@ -225,7 +197,7 @@ def _sort_runs(dst, src0, src1, nrep):
                 q -= 1
             order[q] = o
         for j in range(SORT_RUN):
-            _put_record(dst, base + j, _word(src0, base + order[j]), np.int64(src1[base + order[j]]))
+            _put_record(dst, base + j, bits_of(src0, base + order[j]), np.int64(src1[base + order[j]]))
 
 
 def _sort32(ctx, dst, src0, src1, repeat_time):
