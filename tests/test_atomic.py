@@ -91,13 +91,24 @@ def test_interpreted_and_checked_agree():
 def plain_meets_atomic(ctx, gm, x, which):
     t = alloc_buffer(ctx, 64, np.float32)
     data_copy(ctx, t, 0, x, 0, 64)
+    if which == 3:  # lane 0 zeroes the output, then every lane adds into it: no SyncAll between
+        if ctx.block_idx == 0:
+            init_global_memory(ctx, gm, 64, 0.0)
+        set_atomic_add(ctx, np.float32)
+        data_copy(ctx, gm, 0, t, 0, 64)
+        return
+    if which == 4:  # each lane adds into its own half, then reads it back: its own bytes, in order
+        set_atomic_add(ctx, np.float32)
+        data_copy(ctx, gm, 32 * ctx.block_idx, t, 0, 32)
+        disable_dma_atomic(ctx)
+        data_copy(ctx, t, 0, gm, 32 * ctx.block_idx, 32)
+        data_copy(ctx, gm, 32 * ctx.block_idx, t, 0, 32)
+        return
     atomic = ctx.block_idx == (1 if which == 0 else 0)  # lanes run in order in checked mode: 0, then 1
     if atomic:
         set_atomic_add(ctx, np.float32)
         data_copy(ctx, gm, 0, t, 0, 64)
         disable_dma_atomic(ctx)
-        if ctx.block_num == 1:  # one lane: its own atomic result, read back in order
-            data_copy(ctx, t, 0, gm, 0, 64)
     elif which == 2:
         data_copy(ctx, t, 0, gm, 0, 64)  # a plain read of what the other lane's atomic copy wrote
     else:
@@ -109,16 +120,17 @@ GM0 = r"in GM gm \(argument 0\): byte 0"
 
 @pytest.mark.parametrize("which, message", [
     (0, r"lane 1, DataCopy: \[gm-write-race\] dst " + GM0 + " was already written by lane 0"),
-    (1, r"lane 1, DataCopy: \[gm-write-race\] dst " + GM0 + " was already written by a DMA atomic copy"),
-    (2, r"lane 1, DataCopy: \[gm-cross-core-read\] src " + GM0 + " was written by a DMA atomic copy")])
+    (1, r"lane 1, DataCopy: \[gm-write-race\] dst " + GM0 + " was already written by a DMA atomic copy of lane 0"),
+    (2, r"lane 1, DataCopy: \[gm-cross-core-read\] src " + GM0 + " was written by a DMA atomic copy of lane 0"),
+    (3, r"lane 1, DataCopy: \[gm-write-race\] dst " + GM0 + " was already written by lane 0")])
 def test_checked_mode_names_a_plain_copy_meeting_an_atomic_one(which, message):
     with pytest.raises(KernelCheckError, match=message):
         plain_meets_atomic.launch(np.zeros(64, np.float32), np.ones(64, np.float32), which, block_dim=2, checked=True)
 
 
-def test_one_lane_reads_back_its_own_atomic_result():
+def test_a_lane_reads_back_and_overwrites_its_own_atomic_result():
     gm = np.zeros(64, np.float32)
-    plain_meets_atomic.launch(gm, np.ones(64, np.float32), 1, block_dim=1, checked=True)
+    plain_meets_atomic.launch(gm, np.ones(64, np.float32), 4, block_dim=2, checked=True)
     assert np.array_equal(gm, np.ones(64, np.float32))
 
 

@@ -11,8 +11,11 @@ barrier), so nothing here needs atomics.
 
 A SyncAll (:func:`end_phase`) orders what every lane did before it with what any lane does
 after: owners become the "before a SyncAll" mark (the map's top value) and readers are forgotten.
-A DMA atomic copy in a launch of several lanes marks its bytes "atomic" (top - 1): other lanes'
-atomic copies may meet them, a plain copy or read of them before the next SyncAll is reported.
+Owner marks: ``lane + 1`` for a lane's plain writes, ``block_num + lane + 1`` for its DMA atomic
+ones, top - 1 for atomic writes of several lanes, top for "before a SyncAll".  Atomic copies may
+meet each other; a plain copy or read meeting another lane's write of either kind (before the
+next SyncAll) is reported; a lane's own writes of both kinds are ordered.  An atomic copy over a
+lane's own plain bytes keeps them plain (another lane's atomic copy meeting them is a race).
 """
 
 from __future__ import annotations
@@ -100,40 +103,49 @@ def _mixed(ctx, r, which, lo, ext):
 
 
 @jit(always_inline=True)
-def _other_lane(mark, me, top):
-    # An owner or reader that is another lane of this phase, or an atomic write of it (not nobody, not
-    # this lane, not the "before a SyncAll" marker).
-    return (mark != 0) & (mark != me) & (mark != top)
+def _not_mine(mark, me, top, lanes):
+    # An owner mark that is another lane's write of this phase, plain or atomic (not nobody, not
+    # this lane's plain or atomic write, not "before a SyncAll").
+    return (mark != 0) & (mark != me) & (mark != me + lanes) & (mark != top)
 
 
 @jit(always_inline=True)
-def _meets(mark, me, top, atomic):
-    """Whether a write (``atomic`` or plain) meets another of this phase: another lane's, or a plain
-    write meeting an atomic one (atomic writes may meet each other)."""
-    return _other_lane(mark, me, top) & ~(atomic & (mark == top - 1))
+def _meets(mark, me, top, lanes, atomic):
+    """Whether a write meets another lane's of this phase: a plain write meets any; an atomic one
+    meets plain ones only (atomic writes may meet each other)."""
+    hazard = _not_mine(mark, me, top, lanes)
+    if atomic:
+        hazard &= (mark <= lanes)
+    return hazard
 
 
 @jit(always_inline=True)
-def _writer_of(mark, top):
-    # The lane a report names: -1 for an atomic write.
-    return np.int64(-1) if mark == top - 1 else np.int64(mark) - 1
+def _writer_of(mark, top, lanes):
+    # The writer a report names: its lane, -2 - lane for a lane's atomic write, -1 for several lanes'.
+    if mark == top - 1:
+        return np.int64(-1)
+    return np.int64(mark) - 1 if mark <= lanes else -2 - (np.int64(mark) - lanes - 1)
 
 
 @jit(always_inline=True)
-def _write_mark(ctx, me, top, atomic):
-    # A single lane's atomic writes are ordered with its own later copies: its own mark.
-    return top - 1 if atomic and ctx.block_num > 1 else me
+def _written_mark(mark, me, top, lanes, atomic):
+    """A byte's owner after this lane's write over ``mark`` (a write that meets nothing)."""
+    if not atomic or mark == me:
+        return me if not atomic else mark
+    if mark == 0 or mark == top or mark == me + lanes:
+        return me + lanes
+    return top - 1
 
 
 @jit(always_inline=True, _nrt=True)  # builds carray views
-def _others_own(owner, pitch, block_len, me, top, atomic):
+def _others_own(owner, pitch, block_len, me, top, lanes, atomic):
     """Whether a write meets another of this phase on a byte of the blocks (a view of each block
     indexed from 0: an offset index keeps the loop from vectorizing)."""
     hazard = False
     for b0 in range(0, owner.size, pitch):
         o = owner[b0:b0 + block_len]
         for i in range(o.size):
-            hazard |= _meets(o[i], me, top, atomic)
+            hazard |= _meets(o[i], me, top, lanes, atomic)
     return hazard
 
 
@@ -181,7 +193,7 @@ def claim(ctx, prim, r, lo, pitch, block_len, block_count, atomic):
     rsum = _summaries(ctx, r, READER)
     me = ctx.block_idx + 1
     top = _top_mark(ctx, r)
-    mark = _write_mark(ctx, me, top, atomic)
+    lanes = ctx.block_num
     backup = row["backup"]
     for g in range(w0, w1):
         o = osum[g]
@@ -189,10 +201,12 @@ def claim(ctx, prim, r, lo, pitch, block_len, block_count, atomic):
         if o == MIXED or q == MIXED:
             if not _claim_part(ctx, prim, r, g * GRANULE, _granule_end(ctx, r, g) - g * GRANULE, read, atomic):
                 return False
-            osum[g] = mark
+            if not atomic:  # an atomic write leaves marks that depend on each byte's: the granule stays MIXED
+                osum[g] = me
             continue
-        if _meets(o, me, top, atomic):
-            report.gm_write_race(ctx, prim, OPERAND_DST, tensor=r, byte=g * GRANULE, other_lane=_writer_of(o, top))
+        if _meets(o, me, top, lanes, atomic):
+            report.gm_write_race(ctx, prim, OPERAND_DST, tensor=r, byte=g * GRANULE,
+                                 other_lane=_writer_of(o, top, lanes))
             return False
         if q != 0 and q != me:
             report.gm_write_after_read(ctx, prim, OPERAND_DST, tensor=r, byte=g * GRANULE,
@@ -200,7 +214,7 @@ def claim(ctx, prim, r, lo, pitch, block_len, block_count, atomic):
             return False
         if backup != 0 and o == 0:  # the first write of the granule: its old bytes
             _save_bytes(ctx, r, g * GRANULE, _granule_end(ctx, r, g))
-        osum[g] = mark
+        osum[g] = _written_mark(o, me, top, lanes, atomic)
     if w1 > w0 and tail < lo + ext:
         return _claim_part(ctx, prim, r, tail, lo + ext - tail, read, atomic)
     return True
@@ -279,7 +293,8 @@ def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, re
     # Loops over a view of each block indexed from 0 (an offset index keeps them from vectorizing);
     # the reader map only where some lane read the tensor since the last SyncAll.
     ext = owner.size
-    hazard = _others_own(owner, pitch, block_len, me, top, atomic)
+    lanes = ctx.block_num
+    hazard = _others_own(owner, pitch, block_len, me, top, lanes, atomic)
     if read:
         for b0 in range(0, ext, pitch):
             q = reader[b0:b0 + block_len]
@@ -289,9 +304,9 @@ def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, re
         for b0 in range(0, ext, pitch):
             o, q = owner[b0:b0 + block_len], reader[b0:b0 + block_len]
             for i in range(o.size):
-                if _meets(o[i], me, top, atomic):
+                if _meets(o[i], me, top, lanes, atomic):
                     report.gm_write_race(ctx, prim, OPERAND_DST, tensor=r, byte=lo + b0 + i,
-                                         other_lane=_writer_of(o[i], top))
+                                         other_lane=_writer_of(o[i], top, lanes))
                     return False
                 if q[i] != 0 and q[i] != me:
                     other = -1 if q[i] == top else np.int64(q[i]) - 1
@@ -315,11 +330,10 @@ def _claim_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, re
             for i in range(o.size):
                 if o[i] == 0:
                     k[i] = d[i]
-    mark = _write_mark(ctx, me, top, atomic)
     for b0 in range(0, ext, pitch):
         o = owner[b0:b0 + block_len]
         for i in range(o.size):
-            o[i] = mark
+            o[i] = _written_mark(o[i], me, top, lanes, atomic)
     return True
 
 
@@ -358,9 +372,9 @@ def note_read(ctx, prim, r, lo, pitch, block_len, block_count):
         if fresh and o == 0:
             report.gm_read_unwritten_output(ctx, prim, OPERAND_SRC, tensor=r, byte=g * GRANULE)
             return False
-        if written and _other_lane(o, me, top):
+        if written and _not_mine(o, me, top, ctx.block_num):
             report.gm_cross_core_read(ctx, prim, OPERAND_SRC, tensor=r, byte=g * GRANULE,
-                                      other_lane=_writer_of(o, top))
+                                      other_lane=_writer_of(o, top, ctx.block_num))
             return False
         q = rsum[g]
         rsum[g] = me if q == 0 or q == me else top
@@ -399,7 +413,7 @@ def _note_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, wri
         for b0 in range(0, ext, pitch):
             o = owner[b0:b0 + block_len]
             for i in range(o.size):
-                hazard |= (written & _other_lane(o[i], me, top)) | (fresh & (o[i] == 0))
+                hazard |= (written & _not_mine(o[i], me, top, ctx.block_num)) | (fresh & (o[i] == 0))
         if hazard:
             for b0 in range(0, ext, pitch):
                 o = owner[b0:b0 + block_len]
@@ -407,9 +421,9 @@ def _note_blocks(ctx, prim, r, lo, owner, reader, pitch, block_len, me, top, wri
                     if fresh and o[i] == 0:
                         report.gm_read_unwritten_output(ctx, prim, OPERAND_SRC, tensor=r, byte=lo + b0 + i)
                         return False
-                    if written and _other_lane(o[i], me, top):
+                    if written and _not_mine(o[i], me, top, ctx.block_num):
                         report.gm_cross_core_read(ctx, prim, OPERAND_SRC, tensor=r, byte=lo + b0 + i,
-                                                  other_lane=_writer_of(o[i], top))
+                                                  other_lane=_writer_of(o[i], top, ctx.block_num))
                         return False
     for b0 in range(0, ext, pitch):
         q = reader[b0:b0 + block_len]

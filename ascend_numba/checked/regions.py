@@ -5,8 +5,9 @@ Each GM array argument is a region: a row of :data:`REGION_DTYPE`, which compile
 field by field by name (:mod:`.gm_regions`).  Behind a row are its maps, bytes from pools
 reused from launch to launch:
 
-* the owner map: per GM byte, ``lane + 1`` of its writer (uint16 past 253 lanes; the top
-  value: written before the last SyncAll; top - 1: by a DMA atomic copy), and the reader map,
+* the owner map: per GM byte, ``lane + 1`` of its writer, ``block_num + lane + 1`` for a DMA
+  atomic copy (uint16 past 126 lanes; the top value: written before the last SyncAll; top - 1: by
+  several lanes' atomic copies), and the reader map,
   the same for reads (the top value: several lanes).  Each is summarized per :data:`GRANULE` bytes (one int32: the mark
   every byte of the granule has, or :data:`MIXED`: the bytes say), so a copy over whole
   granules reads and writes a summary each (see :mod:`.gm_ownership`);
@@ -49,7 +50,7 @@ REGION_DTYPE = np.dtype([
     ("readable", np.int64),     # bytes a read may reach (with GM padding)
     ("writable", np.int64),     # bytes a write may reach (padding only where the view ends its allocation)
     ("padding", np.int64),      # what the kernel may do in the padding: 0 nothing, 1 read, 2 read and write
-    ("owner_width", np.int64),  # bytes per owner / reader mark: 1, or 2 past 253 lanes
+    ("owner_width", np.int64),  # bytes per owner / reader mark: 1, or 2 past 126 lanes
     ("owner_map", np.int64),    # address of the owner map
     ("reader_map", np.int64),   # address of the reader map
     ("owner_sums", np.int64),   # address of the owner map's granule summaries (int32)
@@ -72,10 +73,11 @@ TOUCHED_OWNER, TOUCHED_READER = 1, 2
 
 
 def owner_marks(block_dim: int):
-    """The owner/reader map element type for ``block_dim`` lanes and its top value, the two values
-    under it kept free for the markers: an owner written before the last SyncAll (ordered with
-    everything after it) or a byte several lanes read (top), a DMA atomic's write (top - 1)."""
-    dtype = np.uint8 if block_dim <= 253 else np.uint16  # checked launches take up to 65533 lanes
+    """The owner/reader map element type for ``block_dim`` lanes and its top value: marks
+    ``1 .. 2 * block_dim`` for the lanes' plain and DMA atomic writes, then two markers: atomic
+    writes of several lanes (top - 1), an owner written before the last SyncAll or a byte several
+    lanes read (top)."""
+    dtype = np.uint8 if 2 * block_dim <= 253 else np.uint16  # checked launches take up to 32766 lanes
     return dtype, np.iinfo(dtype).max
 
 

@@ -94,7 +94,9 @@ def _past_end(operand, tensor, access, start, end, tensor_bytes):
 
 
 def _writer(other_lane):
-    return "a DMA atomic copy (SetAtomicAdd / Max / Min)" if other_lane < 0 else f"lane {other_lane}"
+    if other_lane == -1:
+        return "DMA atomic copies (SetAtomicAdd / Max / Min) of several lanes"
+    return f"a DMA atomic copy of lane {-2 - other_lane}" if other_lane < 0 else f"lane {other_lane}"
 
 
 def _write_race(operand, tensor, byte, other_lane):

@@ -22,7 +22,7 @@ from .ub_shadow import shadow_bytes
 
 __all__ = ["run_checked", "MAX_CHECKED_LANES"]
 
-MAX_CHECKED_LANES = 65533  # each GM byte's owner is a uint16 lane + 1, the top two values markers
+MAX_CHECKED_LANES = 32766  # a GM byte's owner: a uint16 of 2 marks a lane (plain, atomic) and 2 markers
 
 
 def run_checked(body, block_dim, platform, gm_args, tiling, address, state, trace, ub, barrier,
