@@ -93,3 +93,21 @@ def test_compiled_and_interpreted_agree():
 def test_checked_mode_names_a_lane_past_the_source():
     with pytest.raises(KernelCheckError, match=r"Copy: \[ub-outside-buffer\] src"):
         _run(0, False, 0, 1, 2, 1, 1, 8, 4095, checked=True)  # repeat 1 reads block 4095 of a 256-block tile
+
+
+@an.kernel
+def overlap_kernel(ctx, out, x, mask):
+    a = alloc_buffer(ctx, 256, np.float32)
+    data_copy(ctx, a, 0, x, 0, 256)
+    copy(ctx, a[16:], a, mask, 1, CopyRepeatParams(1, 1, 8, 8))  # a repeat reads its lanes before it writes
+    data_copy(ctx, out, 0, a, 0, 256)
+
+
+def test_an_overlapping_copy_reads_its_repeat_first_whatever_the_mask():
+    x = np.arange(256, dtype=np.float32)
+    outs = []
+    for mask in (64, 63):
+        out = np.zeros(256, np.float32)
+        overlap_kernel.launch(out, x, mask, block_dim=1)
+        outs.append(out)
+    assert np.array_equal(outs[0][16:80], x[:64]) and np.array_equal(outs[1][16:79], x[:63])

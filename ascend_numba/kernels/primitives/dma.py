@@ -38,7 +38,7 @@ from .atomic import atomic_copy, atomic_on
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
 
 __all__ = ["data_copy", "DataCopyParams", "data_copy_pad", "set_pad_value", "DataCopyPadExtParams", "gather",
-           "copy_bytes", "check_copy_types"]
+           "copy_bytes", "check_copy_types", "check_contiguous"]
 
 PRIM_DATA_COPY = PRIMITIVE["DataCopy"]
 PRIM_DATA_COPY_PAD = PRIMITIVE["DataCopyPad"]
@@ -282,7 +282,18 @@ def _one_element_type(dst, src):
 def _ov_one_element_type(dst, src):
     # Checked when the kernel compiles (and per call in interpret mode), so no launch runs it.
     check_copy_types(dst.dtype, src.dtype)
+    check_contiguous(dst, src)
     return lambda dst, src: None
+
+
+def check_contiguous(*tensors):
+    """Raise TypingError for a tensor that is not a C-contiguous array: a device tensor is a run of
+    bytes, and the copies move bytes from its first one (a reversed or strided view would be
+    written past its end)."""
+    for t in tensors:
+        if isinstance(t, types.Array) and t.layout != "C":
+            raise TypingError(f"a tensor is a C-contiguous run of elements (a LocalTensor / GlobalTensor); got a "
+                              f"{t.layout!r}-layout view {t}: copy it into a tile, or slice with step 1")
 
 
 @jit(always_inline=True)

@@ -8,7 +8,7 @@ operand; a lane the mask sets copies its bits, a lane it leaves out leaves ``dst
 counter mode the count is the lanes of each repeat (it may pass 256 bytes: a repeat then spans
 more blocks at the block stride) and ``repeat_times`` is kept, as the Copy page says (not the
 generic counter mode's total).  ``mask`` is a count of leading lanes or (high, low) words.
-Tiles of 2 or 4 bytes, one width for both (the device's b16 / b32: the bits are moved).  The
+Tiles of 2 or 4 bytes, one type for both (the device's b16 / b32: the bits are moved).  The
 strides are uint16 fields, the repeat sizes uint12 (0..4095), ``repeat_times`` 0..255.  Like the
 header, ``CopyRepeatParams()`` defaults the block strides to 0: every block of a repeat is the
 first one.
@@ -36,7 +36,7 @@ from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..lane import _address
 from .context import address, trace_event, tracing
-from .dma import copy_bytes
+from .dma import check_contiguous, copy_bytes
 from .masks import (_COUNTER, _DST_BLK, _DST_REP, _REPEAT_TIMES, _SRC0_BLK, _SRC0_REP, BLOCK_BYTES, MAX_COUNTER,
                     MAX_REPEAT, REPEAT_BYTES, _param_ok, all_lanes, call_mask, counter_total, lane_on, stride_u16)
 from .preload import advance_preload
@@ -60,6 +60,7 @@ def _copy_tile(dst, src):
 def _ov_copy_tile(dst, src):
     if dst.dtype != src.dtype or dst.dtype.bitwidth not in (16, 32):
         raise TypingError(f"Copy moves 2- or 4-byte elements of one type; got dst {dst.dtype}, src {src.dtype}")
+    check_contiguous(dst, src)
     return lambda dst, src: None
 
 
@@ -101,7 +102,7 @@ def check_copy(ctx, repeat_times, counter, high, low, dst_addr, dst_nbytes, src_
     ub = np.int64(ctx.ub_addr)
     lanes, per_block = REPEAT_BYTES // size, BLOCK_BYTES // size
     for r in range(repeat_times):
-        for k in range(_lanes_of(counter, low, lanes)):
+        for k in range(min(_lanes_of(counter, low, lanes), ctx.ub_size // size)):
             if not _lane_on(counter, high, low, lanes, k):
                 continue
             s, d = _at(r, k, s_blk, s_rep, per_block) * size, _at(r, k, d_blk, d_rep, per_block) * size
@@ -125,22 +126,34 @@ def _copy(ctx, dst, src, mask, repeat_times, params=CopyRepeatParams(), is_set_m
                       src.nbytes, size, d_blk, s_blk, d_rep, s_rep):
         return
     nrep = np.int64(repeat_times) & MAX_REPEAT
-    lanes, per_block = REPEAT_BYTES // size, BLOCK_BYTES // size
+    lanes = REPEAT_BYTES // size
     n = _lanes_of(counter, low, lanes)
     if tracing(ctx):
         d, s = address(dst), address(src)
         trace_event(ctx, _CODE, DIR_VECTOR, nrep * n * size, nrep * n, d, d + dst.nbytes, s, s + src.nbytes, s, s)
     advance_preload(ctx)
-    whole = counter or all_lanes(counter, high, low, lanes)
-    for r in range(nrep):
-        if whole and d_blk == 1 and s_blk == 1:  # the repeat's lanes back to back on both sides: one move
+    if (counter or all_lanes(counter, high, low, lanes)) and d_blk == 1 and s_blk == 1:
+        for r in range(nrep):  # each repeat's lanes back to back on both sides: one move (a memmove)
             copy_bytes(dst, r * d_rep * BLOCK_BYTES, src, r * s_rep * BLOCK_BYTES, n * size)
-            continue
+    else:  # a repeat of more lanes than the UB holds elements reaches nothing more (counter mode's 2**32)
+        _copy_lanes(dst, src, nrep, min(n, ctx.ub_size // size), counter, high, low, d_blk, s_blk, d_rep, s_rep)
+
+
+@jit(_nrt=True)  # a repeat's lanes in a buffer
+def _copy_lanes(dst, src, nrep, n, counter, high, low, d_blk, s_blk, d_rep, s_rep):
+    """Lane by lane, each repeat read whole before it is written (as the vector unit does, so an
+    overlap gives what the whole-repeat move gives)."""
+    lanes, per_block = REPEAT_BYTES // dst.itemsize, BLOCK_BYTES // dst.itemsize
+    values = np.empty(max(n, 1), dst.dtype)
+    for r in range(nrep):
         for k in range(n):
-            if _lane_on(counter, high, low, lanes, k):
-                si, di = _at(r, k, s_blk, s_rep, per_block), _at(r, k, d_blk, d_rep, per_block)
-                if si < src.size and di < dst.size:
-                    dst[di] = src[si]
+            si = _at(r, k, s_blk, s_rep, per_block)
+            if _lane_on(counter, high, low, lanes, k) and si < src.size:
+                values[k] = src[si]
+        for k in range(n):
+            si, di = _at(r, k, s_blk, s_rep, per_block), _at(r, k, d_blk, d_rep, per_block)
+            if _lane_on(counter, high, low, lanes, k) and si < src.size and di < dst.size:
+                dst[di] = values[k]
 
 
 copy = declared(_copy, PRIMITIVES["copy"], __name__)
