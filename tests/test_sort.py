@@ -130,3 +130,20 @@ def test_compiled_and_interpreted_agree():
 def test_checked_mode_names_the_bug(args, message):
     with pytest.raises(KernelCheckError, match=message):
         _run(0, *args, checked=True)
+
+
+@an.kernel
+def mixed_kernel(ctx, out, x, index):
+    a = alloc_buffer(ctx, 32, np.float32)
+    i = alloc_buffer(ctx, 32, np.int64)  # not the uint32 indices Sort32 takes
+    r = alloc_buffer(ctx, 64, np.float32)
+    data_copy(ctx, a, 0, x, 0, 32)
+    data_copy(ctx, i, 0, index, 0, 32)
+    sort32(ctx, r, a, i, 1)
+    data_copy(ctx, out, 0, r, 0, 64)
+
+
+def test_a_sort_refuses_tiles_of_other_types():
+    with pytest.raises(Exception, match="Sort32's indices are a uint32 tile"):
+        mixed_kernel.launch(np.zeros(64, np.float32), np.zeros(32, np.float32), np.zeros(32, np.int64),
+                            block_dim=1, interpret=True)

@@ -2,8 +2,8 @@
 the A2/A3 sort instructions on (score, index) records.
 
 A record is 8 bytes: an fp32 tile's is the score and the index's uint32 bits (elements ``2k``,
-``2k + 1``); an fp16 tile's (uint16 bits) is the score, 2 reserved bytes (written 0) and the
-index (elements ``4k .. 4k + 3``).
+``2k + 1``); an fp16 tile's (uint16 bits) is the score, 2 reserved bytes (Sort32 writes 0,
+MrgSort moves records whole) and the index (elements ``4k .. 4k + 3``).
 
 * ``sort32(ctx, dst, src0, src1, repeat_time)``: each repeat sorts 32 scores of ``src0`` with
   their uint32 indices from ``src1`` into 32 records, the highest score first; ``src0`` and
@@ -48,6 +48,7 @@ from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..lane import STATE_VMS4_SR, _address, _load_i64, _store_i64
 from .context import address, trace_event, tracing
+from .dma import check_contiguous
 from .element_bits import bits_of, put_bits
 from .masks import _REPEAT_TIMES, MAX_REPEAT, _param_ok
 from .preload import advance_preload
@@ -66,15 +67,35 @@ MrgSort4Info = collections.namedtuple("MrgSort4Info", ("element_lengths", "if_ex
                                                        "repeat_times"), defaults=((0, 0, 0, 0), False, 0, 1))
 
 
-def _score_tile(t):
+def _check_tiles(dst, scores, index):
+    if not (isinstance(dst, types.Array) and dst.dtype in (types.float32, types.uint16)):
+        raise TypingError(f"a sort's records are fp32 or fp16 (uint16 bits) tiles; got dst {dst}")
+    for t in scores:
+        if not (isinstance(t, types.Array) and t.dtype == dst.dtype):
+            raise TypingError(f"a sort's scores are of dst's type ({dst.dtype}); got {t}")
+    if index is not None and not (isinstance(index, types.Array) and index.dtype == types.uint32):
+        raise TypingError(f"Sort32's indices are a uint32 tile; got {index}")
+    check_contiguous(dst, *scores, *(() if index is None else (index,)))
+
+
+def _sort32_tiles(dst, src0, src1):
     raise NotImplementedError  # compiled only
 
 
-@overload(_score_tile, jit_options=OVERLOAD_OPTIONS)
-def _ov_score_tile(t):
-    if not (isinstance(t, types.Array) and t.dtype in (types.float32, types.uint16)):
-        raise TypingError(f"a sort's tiles are fp32 or fp16 (uint16 bits); got {t}")
-    return lambda t: None
+@overload(_sort32_tiles, jit_options=OVERLOAD_OPTIONS)
+def _ov_sort32_tiles(dst, src0, src1):
+    _check_tiles(dst, (src0,), src1)
+    return lambda dst, src0, src1: None
+
+
+def _merge_tiles(dst, q0, q1, q2, q3):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_merge_tiles, jit_options=OVERLOAD_OPTIONS)
+def _ov_merge_tiles(dst, q0, q1, q2, q3):
+    _check_tiles(dst, (q0, q1, q2, q3), None)
+    return lambda dst, q0, q1, q2, q3: None
 
 
 @jit(always_inline=True)
@@ -139,7 +160,8 @@ def check_sort32(ctx, repeat_time, dst_addr, dst_nbytes, src0_addr, src0_nbytes,
 @jit
 def check_mrg_sort(ctx, valid_bit, exhausted, repeat_times, dst_addr, dst_nbytes, k, addr, nbytes, length, total,
                    next_addr):
-    """MrgSort, called for the call (``k`` -1), each valid queue ``k`` (0..3) and ``dst`` (4):
+    """MrgSort, called for the call (``k`` -1), each valid queue ``k`` (0..3), ``dst`` (4) and, after
+    a suspended merge, the ``total`` records it wrote (5):
     validBit 3, 7 or 15, repeatTimes 0..255 and above 1 only for four equal queues back to back
     without suspension; each valid queue's records read inside its tensor (written before),
     aligned; the merged records inside ``dst``."""
@@ -149,13 +171,17 @@ def check_mrg_sort(ctx, valid_bit, exhausted, repeat_times, dst_addr, dst_nbytes
             report.mode_out_of_range(ctx, _MRG, OPERAND_SRC, mode=_VALID_BIT, value=valid_bit)
             return False
         return _param_ok(ctx, _MRG, _REPEAT_TIMES, repeat_times, 0, MAX_REPEAT)
-    if k == 4:
+    if k >= 4:
         if repeat_times == 0:
+            return True
+        if k == 5:  # after a suspended merge: the records it wrote (``total``)
+            mark_written(ctx, dst_addr - ctx.ub_addr, total * RECORD_BYTES)
             return True
         if not _operand_ok(ctx, _MRG, OPERAND_DST, dst_addr, dst_nbytes, 0, repeat_times * total * RECORD_BYTES,
                            False):
             return False
-        mark_written(ctx, dst_addr - ctx.ub_addr, repeat_times * total * RECORD_BYTES)
+        if not exhausted:
+            mark_written(ctx, dst_addr - ctx.ub_addr, repeat_times * total * RECORD_BYTES)
         return True
     if not _param_ok(ctx, _MRG, _LENGTHS, length, 0, MAX_LENGTH):
         return False
@@ -201,8 +227,7 @@ def _sort_runs(dst, src0, src1, nrep):
 
 
 def _sort32(ctx, dst, src0, src1, repeat_time):
-    _score_tile(dst)
-    _score_tile(src0)
+    _sort32_tiles(dst, src0, src1)
     if not check_sort32(ctx, np.int64(repeat_time), _address(dst), dst.nbytes, _address(src0), src0.nbytes,
                         _address(src1), src1.nbytes, src0.itemsize):
         return
@@ -251,8 +276,8 @@ def _merge(dst, q0, q1, q2, q3, lengths, queues, exhausted, nrep, total):
 
 
 def _mrg_sort(ctx, dst, src, params):
-    _score_tile(dst)
     q0, q1, q2, q3 = src[0], src[1], src[2], src[3]
+    _merge_tiles(dst, q0, q1, q2, q3)
     valid_bit = np.int64(params[2])
     exhausted = bool(params[1])
     nrep = np.int64(params[3]) & 0xFF  # a uint8_t field
@@ -279,8 +304,11 @@ def _mrg_sort(ctx, dst, src, params):
                     addrs[0] + lengths[0] * RECORD_BYTES, addrs[1], addrs[1] + lengths[1] * RECORD_BYTES)
     advance_preload(ctx)
     if nrep > 0:
-        _store_i64(ctx.state_addr, STATE_VMS4_SR, _merge(dst, q0, q1, q2, q3, lengths, queues, exhausted, nrep,
-                                                         total))
+        taken = _merge(dst, q0, q1, q2, q3, lengths, queues, exhausted, nrep, total)
+        _store_i64(ctx.state_addr, STATE_VMS4_SR, taken)
+        if exhausted:
+            written = (taken & 0xFFFF) + ((taken >> 16) & 0xFFFF) + ((taken >> 32) & 0xFFFF) + ((taken >> 48) & 0xFFFF)
+            check_mrg_sort(ctx, valid_bit, exhausted, nrep, _address(dst), dst.nbytes, 5, 0, 0, 0, written, 0)
 
 
 sort32 = declared(_sort32, PRIMITIVES["sort32"], __name__)
