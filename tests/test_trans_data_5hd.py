@@ -105,3 +105,23 @@ def test_compiled_and_interpreted_agree():
 def test_checked_mode_names_the_bug(args, message):
     with pytest.raises(KernelCheckError, match=message):
         _run(0, *args, checked=True)
+
+
+@an.kernel
+def short_list_kernel(ctx, out, x):
+    a = alloc_buffer(ctx, 512, np.uint16)
+    at = alloc_buffer(ctx, 4, np.uint64)  # 4 addresses, not 16
+    data_copy(ctx, a, 0, x, 0, 512)
+    for k in range(4):
+        set_value(ctx, at, k, get_phy_addr(ctx, a, 16 * k))
+    trans_data_to_5hd(ctx, at, at, TransDataTo5HDParams(False, False, 1, 0, 0), np.uint16)
+    data_copy(ctx, out, 0, a, 0, 512)
+
+
+def test_an_address_list_of_fewer_than_16_is_refused():
+    x = np.arange(512, dtype=np.uint16)
+    out = np.zeros(512, np.uint16)
+    short_list_kernel.launch(out, x, block_dim=1)  # plain: nothing runs, nothing is read past the list
+    assert np.array_equal(out, x)
+    with pytest.raises(KernelCheckError, match=r"TransDataTo5HD: \[ub-outside-buffer\] src1"):
+        short_list_kernel.launch(out, x, block_dim=1, checked=True)

@@ -35,7 +35,7 @@ from numba import carray, types
 from ...checked import report
 from ...checked.auto import enter
 from ...checked.dispatch import checked_rule
-from ...checked.rules import MODES, OPERAND_DST, OPERAND_SRC, PRIMITIVE
+from ...checked.rules import MODES, OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
 from ...checked.ub_shadow import is_local_operand, mark_written, ub_aligned, ub_range_ok, ub_read_ok
 from ...host.primitives import PRIMITIVES
 from ...host.trace import DIR_VECTOR, EVENT
@@ -43,6 +43,7 @@ from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..lane import _address, _voidptr
 from .context import trace_event, tracing
+from .dma import check_contiguous
 from .masks import _DST_REP, _REPEAT_TIMES, _SRC0_REP, BLOCK_BYTES, MAX_REPEAT, _param_ok
 from .preload import advance_preload
 from .vector import declared
@@ -60,8 +61,10 @@ TransDataTo5HDParams = collections.namedtuple(
 
 @jit(always_inline=True)
 def get_phy_addr(ctx, tensor, offset=0):
-    """GetPhyAddr of a UB tensor's element ``offset``: its byte address in the lane's UB."""
-    return np.uint64(_address(tensor) - ctx.ub_addr + offset * tensor.itemsize)
+    """GetPhyAddr of a UB tensor's element ``offset``: its byte address in the lane's UB (an
+    address outside the UB, as of a GM tensor, is 2**64 - 1: no UB address)."""
+    at = np.int64(_address(tensor)) - ctx.ub_addr + offset * tensor.itemsize
+    return np.uint64(at) if 0 <= at < ctx.ub_size else np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 
 
 @checked_rule
@@ -81,16 +84,27 @@ def check_5hd_call(ctx, repeat_times, d_rep, s_rep, width, high_halves):
 
 @checked_rule
 @jit
-def check_5hd_block(ctx, is_dst, addr, nbytes, byte):
-    """One list entry's block of a repeat: a UB tensor's, on 32 bytes, inside it; a source written
-    before, a destination marked written."""
+def check_5hd_list(ctx, addr, nbytes):
+    """The address form's list: a UB tensor of 16 addresses, written before."""
+    return (is_local_operand(ctx, _PRIM, OPERAND_SRC1, addr)
+            and ub_range_ok(ctx, _PRIM, OPERAND_SRC1, addr, nbytes, 0, LIST * 8)
+            and ub_read_ok(ctx, _PRIM, OPERAND_SRC1, addr, 0, LIST * 8))
+
+
+@checked_rule
+@jit
+def check_5hd_block(ctx, is_dst, addr, nbytes, byte, half):
+    """One list entry's block of a repeat: a UB tensor's, on 32 bytes, inside it; the bytes it
+    reads written before, the bytes it writes marked written (``half`` -1: all 32; else the 16 at
+    ``half``, the 1-byte form's)."""
     operand = OPERAND_DST if is_dst else OPERAND_SRC
     if not (is_local_operand(ctx, _PRIM, operand, addr) and ub_aligned(ctx, _PRIM, operand, addr, byte)
             and ub_range_ok(ctx, _PRIM, operand, addr, nbytes, byte, BLOCK_BYTES)):
         return False
+    at, n = (byte, BLOCK_BYTES) if half < 0 else (byte + half, BLOCK_BYTES // 2)
     if not is_dst:
-        return ub_read_ok(ctx, _PRIM, operand, addr, byte, BLOCK_BYTES)
-    mark_written(ctx, addr - ctx.ub_addr + byte, BLOCK_BYTES)
+        return ub_read_ok(ctx, _PRIM, operand, addr, at, n)
+    mark_written(ctx, addr - ctx.ub_addr + at, n)
     return True
 
 
@@ -127,26 +141,45 @@ def _vnchwconv(ctx, dst_list, src_list, width, dst_high, src_high, nrep, d_rep, 
                             ub[d + 4 * k + b] = blocks[row, 4 * j + b]
 
 
-def _width_of(lists, dtype):
-    """The element width (bytes) of the tensor-list form's tensors or of the address form's ``dtype``."""
+def _width(lists, dtype):
+    if isinstance(lists, types.BaseTuple):
+        if len(lists) != LIST or not all(isinstance(t, types.Array) for t in lists) or len(set(lists)) != 1:
+            raise TypingError("TransDataTo5HD's lists: 16 UB tensors of one type each")
+        check_contiguous(*lists)
+        return lists[0].dtype.bitwidth // 8
+    if isinstance(lists, types.Array) and lists.dtype == types.uint64:
+        if not isinstance(dtype, types.NumberClass):
+            raise TypingError("TransDataTo5HD's address form names its element type: (ctx, dst, src, params, dtype)")
+        return dtype.instance_type.bitwidth // 8
+    raise TypingError("TransDataTo5HD takes two tuples of 16 UB tensors or two uint64 tensors of UB addresses")
+
+
+def _width_of(dst, src, dtype):
+    """The element width (bytes) of both lists: the tensor-list form's tensors or the address
+    form's ``dtype``."""
     raise NotImplementedError  # compiled only
 
 
 @overload(_width_of, jit_options=OVERLOAD_OPTIONS)
-def _ov_width_of(lists, dtype):
-    if isinstance(lists, types.BaseTuple):
-        if len(lists) != LIST or not all(isinstance(t, types.Array) for t in lists) or len(set(lists)) != 1:
-            raise TypingError("TransDataTo5HD's lists: 16 UB tensors of one type each")
-        width = lists[0].dtype.bitwidth // 8
-    elif isinstance(lists, types.Array) and lists.dtype == types.uint64:
-        if not isinstance(dtype, types.NumberClass):
-            raise TypingError("TransDataTo5HD's address form names its element type: (ctx, dst, src, params, dtype)")
-        width = dtype.instance_type.bitwidth // 8
-    else:
-        raise TypingError("TransDataTo5HD takes two tuples of 16 UB tensors or two uint64 tensors of UB addresses")
-    if width not in (1, 2, 4):
-        raise TypingError(f"TransDataTo5HD moves 1-, 2- or 4-byte elements; got {width}-byte ones")
-    return lambda lists, dtype: width
+def _ov_width_of(dst, src, dtype):
+    width = _width(dst, dtype)
+    if _width(src, dtype) != width or width not in (1, 2, 4):
+        raise TypingError(f"TransDataTo5HD moves 1-, 2- or 4-byte elements, one type for both lists; got {dst}, {src}")
+    return lambda dst, src, dtype: width
+
+
+def _lists_ok(ctx, dst, src):
+    """Whether the address form's lists hold 16 addresses each (checked mode: written before)."""
+    raise NotImplementedError  # compiled only
+
+
+@overload(_lists_ok, jit_options=OVERLOAD_OPTIONS)
+def _ov_lists_ok(ctx, dst, src):
+    if isinstance(dst, types.BaseTuple):
+        return lambda ctx, dst, src: True
+    return lambda ctx, dst, src: (check_5hd_list(ctx, _address(dst), dst.nbytes)
+                                  and check_5hd_list(ctx, _address(src), src.nbytes)
+                                  and dst.size >= LIST and src.size >= LIST)
 
 
 @jit(always_inline=True)
@@ -176,23 +209,25 @@ def _ov_entry_of(ctx, lists, k):
 def _trans_data_to_5hd(ctx, dst, src, params=TransDataTo5HDParams(), dtype=None):
     # dst, src: the destination and source lists (16 tensors, or a uint64 tensor of 16 addresses).
     dst_list, src_list = dst, src
-    width = _width_of(dst_list, dtype)
-    _width_of(src_list, dtype)
+    width = _width_of(dst_list, src_list, dtype)
     dst_high, src_high = bool(params[0]), bool(params[1])
     d_rep, s_rep = np.int64(params[3]) & 0xFFFF, np.int64(params[4]) & 0xFFFF
     if not check_5hd_call(ctx, np.int64(params[2]), np.int64(params[3]), np.int64(params[4]), width,
                           np.int64(dst_high) + np.int64(src_high)):
         return
     nrep = np.int64(params[2]) & MAX_REPEAT
+    if not _lists_ok(ctx, dst_list, src_list):
+        return
+    sh, dh = (16 if src_high else 0, 16 if dst_high else 0) if width == 1 else (-1, -1)
     for r in range(nrep):
         step = r if nrep > 1 else 1
         for k in range(LIST):
             sa, sn, _ = _entry(ctx, src_list, k)
-            if not check_5hd_block(ctx, False, sa, sn, step * s_rep * BLOCK_BYTES):
+            if not check_5hd_block(ctx, False, sa, sn, step * s_rep * BLOCK_BYTES, sh):
                 return
         for k in range(LIST):
             da, dn, _ = _entry(ctx, dst_list, k)
-            if not check_5hd_block(ctx, True, da, dn, step * d_rep * BLOCK_BYTES):
+            if not check_5hd_block(ctx, True, da, dn, step * d_rep * BLOCK_BYTES, dh):
                 return
     if tracing(ctx):
         n = nrep * LIST * BLOCK_BYTES
