@@ -248,7 +248,7 @@ def test_checked_mode_names_the_bug(which, message):
 # ---- the special registers: GetReduceRepeatSumSpr, GetReduceRepeatMaxMinSpr ---------------------------------
 
 @an.kernel
-def register_kernel(ctx, regs, vals, s16, s32, count, repeat):
+def register_kernel(ctx, regs, vals, s16, s32, count, repeat, rep):
     a16 = alloc_buffer(ctx, N, np.uint16)
     a32 = alloc_buffer(ctx, N, np.float32)
     b16 = alloc_buffer(ctx, 64, np.uint16)
@@ -264,7 +264,7 @@ def register_kernel(ctx, regs, vals, s16, s32, count, repeat):
     value16, index16 = get_reduce_repeat_max_min_spr(ctx, np.float16)
     set_value(ctx, c, 1, value16)
     set_value(ctx, c, 2, index16)
-    whole_reduce_min(ctx, b32, a32, 64, repeat, 1, 1, 8)
+    whole_reduce_min(ctx, b32, a32, 64, repeat, 1, 1, rep)
     value32, index32 = get_reduce_repeat_max_min_spr(ctx, np.float32)
     set_value(ctx, f, 1, value32)
     set_value(ctx, c, 3, index32)
@@ -272,18 +272,19 @@ def register_kernel(ctx, regs, vals, s16, s32, count, repeat):
     data_copy(ctx, vals, 0, f, 0, 8)
 
 
-@pytest.mark.parametrize("interpret", [False, True])
-def test_special_registers_hold_the_last_reductions(interpret):
+@pytest.mark.parametrize("interpret, rep", [(False, 8), (True, 8), (False, 16)])
+def test_special_registers_hold_the_last_reductions(interpret, rep):
     rng = np.random.default_rng(5)
     s16 = rng.standard_normal(N).astype(np.float16)
     s32 = rng.standard_normal(N).astype(np.float32)
     s16[[300, 700]] = 9.0  # a tie across repeats: the first index
     regs, vals = np.zeros(8, np.int64), np.zeros(8, np.float32)
-    register_kernel.launch(regs, vals, s16.view(np.uint16), s32, 1000, 7, block_dim=1, interpret=interpret)
+    register_kernel.launch(regs, vals, s16.view(np.uint16), s32, 1000, 7, rep, block_dim=1, interpret=interpret)
     want_sum = reduce_tensor(np.zeros(1, np.float32), s32, "sum", lambda r, k: r * 64 + k < 1000, 16, 8, True, False)
     assert regs[0] == want_sum.view(np.uint32)[0] and vals[0] == want_sum[0]  # ACC_VAL: the count form's sum
     assert regs[1] == np.float16(9.0).view(np.uint16) and regs[2] == 300  # max over 7 repeats: value, first index
-    assert vals[1] == s32[:7 * 64].min() and regs[3] == np.argmin(s32[:7 * 64])
+    lanes = np.stack([s32[r * rep * 8:r * rep * 8 + 64] for r in range(7)])  # each repeat's 64 lanes
+    assert vals[1] == lanes.min() and regs[3] == np.argmin(lanes)  # the index: repeat * 64 + lane
 
 
 @an.kernel

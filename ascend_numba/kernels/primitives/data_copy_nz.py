@@ -30,9 +30,16 @@ import collections
 
 import numpy as np
 
+from ...checked.auto import enter
+from ...checked.dispatch import checked_rule
+from ...checked.rules import OPERAND_DST, OPERAND_SRC
+from ...checked.ub_shadow import is_local_operand
 from ...host.primitives import DataCopyPadExtParams
-from ..._numba_compat.jit import jit
-from .dma import data_copy
+from ..._numba_compat.extending import TypingError, overload
+from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
+from ..lane import _address
+from .context import in_ub
+from .dma import PRIM_DATA_COPY, data_copy
 
 __all__ = ["Nd2NzParams", "Nz2NdParamsFull", "nd2nz", "nz2nd", "SliceInfo", "data_copy_slice"]
 
@@ -45,15 +52,37 @@ Nz2NdParamsFull = collections.namedtuple(
 FRACTAL = 16  # NZ2ND's fractal width in elements
 
 
+@checked_rule
+@jit
+def check_nz_form(ctx, ub_addr, is_dst):
+    """ND2NZ / NZ2ND: the UB side (``dst`` of ND2NZ, ``src`` of NZ2ND) is a UB tensor."""
+    enter(ctx, PRIM_DATA_COPY)
+    return is_local_operand(ctx, PRIM_DATA_COPY, OPERAND_DST if is_dst else OPERAND_SRC, ub_addr)
+
+
+def _nz_tile(t):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_nz_tile, jit_options=OVERLOAD_OPTIONS)
+def _ov_nz_tile(t):
+    if t.dtype.bitwidth not in (16, 32):
+        raise TypingError(f"NZ2ND moves 2- or 4-byte elements (its fractals are 16 wide); got {t.dtype}")
+    return lambda t: None
+
+
 @jit(always_inline=True)
 def nd2nz(ctx, copy_pad, dst, dst_off, src, src_off, p):
-    """ND2NZ through ``copy_pad`` (DataCopyPad): one burst of ``n_value`` rows per matrix and chunk."""
+    """ND2NZ through ``copy_pad`` (DataCopyPad): one burst of ``n_value`` rows per matrix and chunk;
+    GM -> UB only (checked mode names a ``dst`` outside the UB)."""
+    if not check_nz_form(ctx, _address(dst), True) or not in_ub(ctx, dst) or in_ub(ctx, src):
+        return
     size = dst.itemsize
     c0 = ctx.block_bytes // size
     nd, n, d = np.int64(p[0]) & 0xFFFF, np.int64(p[1]) & 0xFFFF, np.int64(p[2]) & 0xFFFF
     s_mat, s_d = np.int64(p[3]) & 0xFFFF, np.int64(p[4]) & 0xFFFF
     c0_stride, n_stride, d_mat = np.int64(p[5]) & 0xFFFF, np.int64(p[6]) & 0xFFFF, np.int64(p[7]) & 0xFFFF
-    for i in range(nd):
+    for i in range(nd if n > 0 else 0):  # no rows: no burst (the page takes nValue 0)
         for j in range((d + c0 - 1) // c0):
             cols = min(c0, d - j * c0)
             copy_pad(ctx, dst, dst_off + i * d_mat + j * c0_stride * c0, src, src_off + i * s_mat + j * c0, n,
@@ -63,13 +92,18 @@ def nd2nz(ctx, copy_pad, dst, dst_off, src, src_off, p):
 
 @jit(always_inline=True)
 def nz2nd(ctx, copy_pad, dst, dst_off, src, src_off, p):
-    """NZ2ND through ``copy_pad`` (DataCopyPad): one burst of ``n_value`` rows per matrix and fractal."""
+    """NZ2ND through ``copy_pad`` (DataCopyPad): one burst of ``n_value`` rows per matrix and fractal;
+    UB -> GM only (checked mode names a ``src`` outside the UB); columns past a multiple of 16 are
+    not moved (the page requires ``d_value`` a multiple of 16)."""
+    _nz_tile(src)
+    if not check_nz_form(ctx, _address(src), False) or not in_ub(ctx, src) or in_ub(ctx, dst):
+        return
     size = dst.itemsize
     nd, n, d = np.int64(p[0]) & 0xFFFF, np.int64(p[1]) & 0xFFFF, np.int64(p[2]) & 0xFFFF
     s_mat, s_n = np.int64(p[3]) & 0xFFFF, np.int64(p[4]) & 0xFFFF
     d_d, d_mat = np.int64(p[5]) & 0xFFFF, np.int64(p[6]) & 0xFFFF
     row = FRACTAL * size
-    for k in range(nd):
+    for k in range(nd if n > 0 else 0):
         for i in range(d // FRACTAL):
             copy_pad(ctx, dst, dst_off + k * d_mat + FRACTAL * i, src,
                      src_off + k * s_mat * FRACTAL * FRACTAL + i * s_n * FRACTAL, n, row, 0, d_d * size - row)
@@ -115,12 +149,13 @@ def _slice_offset(info, dims, per_block, size0, k):
 @jit(always_inline=True)
 def data_copy_slice(ctx, dst, src, dst_slice_info, src_slice_info, dim_value=1):
     """DataCopy's slice form (GM <-> UB): ``DataCopy(dst, src, dstSliceInfo, srcSliceInfo,
-    dimValue)`` with tuples of :class:`SliceInfo` (dimension 0 first).  Each side's bursts, a row's
-    bursts first, are paired in order: burst ``k`` of ``src`` (``burst_len`` 32-byte blocks) goes
-    to burst ``k`` of ``dst``.  Dimension 0 takes bursts of ``burst_len`` blocks ``stride`` elements
-    apart from ``start_index`` through ``end_index``; a higher dimension (``burst_len`` 1) takes
-    indices ``stride`` apart; ``shape_value`` is a dimension's length (0: dimension 0 is the
-    tensor).  c220 runs it as DataCopy bursts, as the twin does (asc-devkit at 0da921b, the page
+    dimValue)`` with tuples of :class:`SliceInfo` (dimension 0 first; its fields all Python ints or
+    all of one NumPy type).  Each side's bursts, a row's bursts first, are paired in order: burst
+    ``k`` of ``src`` (``src``'s ``burst_len`` 32-byte blocks) goes to burst ``k`` of ``dst``, as many
+    as the side with fewer has.  Dimension 0 takes bursts of ``burst_len`` blocks ``stride``
+    elements apart from ``start_index`` through ``end_index``; a higher dimension (``burst_len`` 1)
+    takes every ``stride + 1``-th index; ``shape_value`` is a dimension's length (0: dimension 0 is
+    the tensor).  c220 runs it as DataCopy bursts, as the twin does (asc-devkit at 0da921b, the page
     ``GM与UB切片数据搬运(DataCopy).md`` and ``impl/basic_api/kernel_operator_data_copy_intf_impl.h``)."""
     per_block = ctx.block_bytes // src.itemsize
     dims = max(min(np.int64(dim_value), len(src_slice_info), len(dst_slice_info)), 1)  # never past a tuple

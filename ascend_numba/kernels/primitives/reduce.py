@@ -516,6 +516,8 @@ def reduce_repeat(ctx, reduce_type, dst, src, mask, repeat_time, dst_rep_stride,
     elif kind == MAX:
         _whole_max(ctx, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride, np.int64(order),
                    is_set_mask)
+    elif kind != MIN:
+        raise ValueError("ReduceRepeat takes ReduceType.SUM, MAX or MIN")
     else:
         _whole_min(ctx, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride, np.int64(order),
                    is_set_mask)
@@ -532,6 +534,8 @@ def reduce_data_block(ctx, reduce_type, dst, src, mask, repeat_time, dst_rep_str
     elif kind == MAX:
         _block_max(ctx, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride, ONLY_VALUE,
                    is_set_mask)
+    elif kind != MIN:
+        raise ValueError("ReduceDataBlock takes ReduceType.SUM, MAX or MIN")
     else:
         _block_min(ctx, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride, ONLY_VALUE,
                    is_set_mask)
