@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 import ascend_numba as an
+from ascend_numba.host.primitives import RoundMode
 from ascend_numba.kernels import (alloc_buffer, ceil_division, count_bits_cnt_same_as_sign_bit, count_leading_zero,
-                                  KernelCheckError, data_copy, get_bit_count, get_sff_value, get_value, set_value)
+                                  KernelCheckError, data_copy, get_bit_count, get_sff_value, get_value, scalar_cast,
+                                  set_value)
 
 CASES = [  # (function, arguments, result)
     (count_leading_zero, (0x0100000000000020,), 7), (count_leading_zero, (0,), 64), (count_leading_zero, (-1,), 0),
@@ -64,3 +66,30 @@ def unread_kernel(ctx, out):
 def test_checked_mode_names_a_get_value_of_unwritten_bytes():
     with pytest.raises(KernelCheckError, match=r"GetValue: \[ub-uninitialized-read\] src"):
         unread_kernel.launch(np.zeros(8, np.float32), block_dim=1, checked=True)
+
+
+@an.kernel
+def cast_kernel(ctx, ints, halves, floats, x):
+    i = alloc_buffer(ctx, 8, np.int32)
+    h = alloc_buffer(ctx, 16, np.uint16)
+    f = alloc_buffer(ctx, 8, np.float32)
+    for k, mode in enumerate((RoundMode.CAST_ROUND, RoundMode.CAST_CEIL, RoundMode.CAST_FLOOR, RoundMode.CAST_RINT)):
+        set_value(ctx, i, k, scalar_cast(x[0], np.int32, mode))
+        set_value(ctx, i, 4 + k, scalar_cast(x[1], np.int32, mode))
+    set_value(ctx, h, 0, scalar_cast(x[2], np.float16, RoundMode.CAST_ODD))
+    set_value(ctx, h, 1, scalar_cast(x[2], "bfloat16"))
+    set_value(ctx, f, 0, scalar_cast(scalar_cast(x[2], "bfloat16"), np.float32))
+    data_copy(ctx, ints, 0, i, 0, 8)
+    data_copy(ctx, halves, 0, h, 0, 16)
+    data_copy(ctx, floats, 0, f, 0, 8)
+
+
+@pytest.mark.parametrize("mode", [{}, {"interpret": True}])
+def test_the_scalar_casts_are_the_pages(mode):
+    import ml_dtypes
+    ints, halves, floats = np.zeros(8, np.int32), np.zeros(16, np.uint16), np.zeros(8, np.float32)
+    cast_kernel.launch(ints, halves, floats, np.array([1.5, 2.5, 3.14159], np.float32), block_dim=1, **mode)
+    assert list(ints) == [2, 2, 1, 2, 3, 3, 2, 2]  # ROUND, CEIL, FLOOR, RINT of 1.5 and of 2.5
+    assert halves[0] == np.float16(3.142578).view(np.uint16)  # the page's CAST_ODD result
+    bf16 = np.array(3.14159, np.float32).astype(ml_dtypes.bfloat16)
+    assert halves[1] == bf16.view(np.uint16) and floats[0] == np.float32(3.140625)

@@ -4,7 +4,7 @@ element-wise ones (issue #51's list: the asc-devkit "Memory vector compute" page
 docs' coverage table compares them with the declared primitives
 (:data:`~ascend_numba.host.primitives.PRIMITIVES`).  Mull, ExpSub, MulsCast and Truncate are the
 Ascend 950's register-based API (the ``Reg矢量计算`` pages) and VectorPadding the inference AI
-Core's; Scatter, the scalar GM atomics (AtomicAdd,
+Core's; Interleave, DeInterleave, Scatter, the scalar GM atomics (AtomicAdd,
 AtomicCas...), SetLoopModePara / ResetLoopModePara and the count form of Copy are the Ascend
 950's only (c220 declares the loop-mode calls but defines them for the 950 alone: asc-devkit at
 0da921b, ``impl/basic_api/kernel_operator_data_copy_intf_impl.h``), and MrgSort4, RpSort16,

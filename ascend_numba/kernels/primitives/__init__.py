@@ -54,7 +54,7 @@ from .broadcast import BrcbRepeatParams, brcb
 from . import reduce
 from .reduce_tensor import get_reduce_repeat_max_min_spr, get_reduce_repeat_sum_spr, reduce_max, reduce_min, reduce_sum
 from .scalar import (ceil_division, count_bits_cnt_same_as_sign_bit, count_leading_zero, get_bit_count,
-                     get_sff_value, get_value)
+                     get_sff_value, get_value, scalar_cast)
 from .atomic import (disable_dma_atomic, init_global_memory, set_atomic_add, set_atomic_max, set_atomic_min,
                      set_atomic_none, set_atomic_type)
 from .gatherb import GatherRepeatParams, gatherb
@@ -98,8 +98,8 @@ __all__ = [
     "gather_mask", "get_gather_mask_remain_count", "GatherMaskParams", "gatherb", "GatherRepeatParams",
     "set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type", "disable_dma_atomic", "set_atomic_none",
     "init_global_memory", "get_value", "get_bit_count", "count_leading_zero", "count_bits_cnt_same_as_sign_bit",
-    "get_sff_value", "ceil_division", "transpose", "TransposeParamsExt", "TRANSPOSE_ND2ND_B16", "TRANSPOSE_NCHW2NHWC",
-    "TRANSPOSE_NHWC2NCHW",
+    "get_sff_value", "ceil_division", "scalar_cast", "transpose", "TransposeParamsExt", "TRANSPOSE_ND2ND_B16",
+    "TRANSPOSE_NCHW2NHWC", "TRANSPOSE_NHWC2NCHW",
     "cast", "cast_bf16", "cast_int4", "cast_dequant", "set_deq_scale", "add_deq_relu",
     "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
     "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",

@@ -1,6 +1,6 @@
 """The scalar unit: GetValue (a UB tensor's element, read), and the helpers kernels call between
 vector ops (Ascend C's free functions, no core state): GetBitCount, CountLeadingZero,
-CountBitsCntSameAsSignBit, GetSFFValue and CeilDivision.
+CountBitsCntSameAsSignBit, GetSFFValue, CeilDivision and the scalar Cast (:func:`scalar_cast`).
 
 Each takes and returns integers as the device's ``int64_t`` / ``uint64_t``: a negative argument of
 a ``uint64_t`` parameter is its two's-complement bits.  Semantics: cannmirror/asc-devkit at
@@ -10,21 +10,27 @@ a ``uint64_t`` parameter is its two's-complement bits.  Semantics: cannmirror/as
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import types
 
 from ...checked.auto import enter
 from ...checked.dispatch import checked_rule
 from ...checked.rules import OPERAND_SRC, PRIMITIVE
 from ...checked.ub_shadow import is_local_operand, ub_range_ok, ub_read_ok
-from ...host.primitives import PRIMITIVES
+from ...host.primitives import PRIMITIVES, RoundMode
 from ...host.trace import DIR_SCALAR, EVENT
-from ..._numba_compat.jit import jit
+from ..._numba_compat.extending import TypingError, overload
+from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
+from ..half import bf16_to_f32, f32_to_bf16, f32_to_f16
 from ..lane import _address
 from .context import address, trace_event, tracing
+from .convert import CEIL, FLOOR, ODD, RINT, ROUND, _to_float, _to_integer
 from .vector import declared
 
 __all__ = ["get_value", "get_bit_count", "count_leading_zero", "count_bits_cnt_same_as_sign_bit", "get_sff_value",
-           "ceil_division"]
+           "ceil_division", "scalar_cast"]
 
 
 _GET, _GET_CODE = PRIMITIVE["GetValue"], EVENT["get_value"]
@@ -103,3 +109,45 @@ def ceil_division(a, b):
     if b == 0:
         return np.int64(0)
     return np.int64((np.int64(a) + b - 1) // b)
+
+
+# ---- the scalar Cast ---------------------------------------------------------------------------------------
+
+def scalar_cast(value, to, mode=RoundMode.CAST_RINT):
+    """The scalar unit's Cast on A2/A3, the device's four forms: ``scalar_cast(x, "bfloat16")``
+    (fp32 to bf16 bits, CAST_RINT), ``scalar_cast(x, np.float16, RoundMode.CAST_ODD)`` (fp32 to fp16
+    bits, the one mode the page gives), ``scalar_cast(x, np.int32, mode)`` (CAST_ROUND, CEIL, FLOOR
+    or RINT; saturated, a NaN 0) and ``scalar_cast(bits, np.float32)`` (bf16 bits to fp32, exact).
+    The roundings are Cast's (:mod:`.convert`); another mode is a ValueError."""
+    raise NotImplementedError  # compiled only
+
+
+@overload(scalar_cast, jit_options=OVERLOAD_OPTIONS)
+def _ov_scalar_cast(value, to, mode=RoundMode.CAST_RINT):
+    name = str(to.instance_type) if isinstance(to, types.NumberClass) else getattr(to, "literal_value", "")
+    if name == "bfloat16" or isinstance(to, types.UnicodeType):  # (a name interpret mode does not see literally)
+        def to_bf16(value, to, mode=RoundMode.CAST_RINT):
+            if to != "bfloat16":
+                raise ValueError('the scalar Cast names one type: "bfloat16"')
+            return np.uint16(f32_to_bf16(np.float32(value)))
+        return to_bf16
+    if name == "float32":
+        return lambda value, to, mode=RoundMode.CAST_RINT: bf16_to_f32(np.uint16(value))
+    if name == "float16":
+        def to_f16(value, to, mode=RoundMode.CAST_RINT):
+            x = np.float32(value)
+            if np.int64(mode) != ODD:
+                raise ValueError("the scalar Cast to half takes RoundMode.CAST_ODD")
+            if x != x or math.isinf(x):
+                return np.uint16(f32_to_f16(x))
+            return np.uint16(f32_to_f16(np.float32(_to_float(np.float64(x), 10, -14, 15, ODD))))
+        return to_f16
+    if name == "int32":
+        def to_i32(value, to, mode=RoundMode.CAST_RINT):
+            m = np.int64(mode)
+            if not (m == ROUND or m == CEIL or m == FLOOR or m == RINT):
+                raise ValueError("the scalar Cast to int32 takes RoundMode.CAST_ROUND, CEIL, FLOOR or RINT")
+            return np.int32(_to_integer(np.float64(np.float32(value)), np.int64(-2**31), np.int64(2**31 - 1), m))
+        return to_i32
+    raise TypingError(f'the scalar Cast converts to "bfloat16", np.float16, np.int32 or (from bf16) np.float32; '
+                      f'got {to}')
