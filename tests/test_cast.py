@@ -20,7 +20,7 @@ from numba import njit
 import ascend_numba as an
 from ascend_numba.host.primitives import CAST_MODES, RoundMode
 from ascend_numba.host.references.convert import cast as reference
-from ascend_numba.host.references.convert import cast_from_int4, cast_to_int4
+from ascend_numba.host.references.convert import cast_from_int4, cast_int4_repeats, cast_to_int4
 from ascend_numba.host.references.dequant import cast_dequant_f16
 from ascend_numba.host.references.repeat import level0
 from ascend_numba.kernels import UnaryRepeatParams, alloc_buffer, cast, cast_bf16, cast_int4, data_copy, reinterpret
@@ -320,3 +320,53 @@ def test_int4_compiled_interpreted_checked_agree_and_a_mode_is_checked():
                                                                                   **options))), options
     with pytest.raises(an.KernelCheckError, match="mode-out-of-range"):
         _int4_run(RoundMode.CAST_ODD, 100, 1, checked=True, interpret=True)
+
+
+INT4_TILE = 2048  # fp16 elements: room for three repeats at the widest strides
+
+
+@an.kernel
+def int4_repeat_kernel(ctx, h_gm, q_gm, back_gm, mode, low, high, repeat, d_blk, s_blk, d_rep, s_rep):
+    h = alloc_buffer(ctx, INT4_TILE, np.uint16)
+    q = alloc_buffer(ctx, INT4_TILE // 2, np.uint8)
+    back = alloc_buffer(ctx, INT4_TILE, np.uint16)
+    data_copy(ctx, h, 0, h_gm, 0, INT4_TILE)
+    data_copy(ctx, q, 0, q_gm, 0, INT4_TILE // 2)
+    data_copy(ctx, back, 0, back_gm, 0, INT4_TILE)
+    cast_int4(ctx, q, h, mode, (low, high), repeat, UnaryRepeatParams(d_blk, s_blk, d_rep, s_rep))
+    cast_int4(ctx, back, q, 0, (low, high), repeat, UnaryRepeatParams(s_blk, d_blk, s_rep, d_rep))
+    data_copy(ctx, q_gm, 0, q, 0, INT4_TILE // 2)
+    data_copy(ctx, back_gm, 0, back, 0, INT4_TILE)
+
+
+def _signed(word):
+    return int(np.array(word, np.uint64).view(np.int64))
+
+
+@settings(max_examples=12, deadline=None)
+@given(mode=st.sampled_from(sorted(CAST_MODES[("float16", "int4b_t")])), low=st.integers(0, 2**64 - 1),
+       high=st.integers(0, 2**64 - 1), repeat=st.integers(0, 3), d_blk=st.integers(1, 2), s_blk=st.integers(1, 2),
+       d_rep=st.integers(2, 6), s_rep=st.integers(8, 18), seed=st.integers(0, 2**16))
+def test_int4_level0_is_the_reference(mode, low, high, repeat, d_blk, s_blk, d_rep, s_rep, seed):
+    rng = np.random.default_rng(seed)
+    h = (rng.standard_normal(INT4_TILE) * 6).astype(np.float16).view(np.uint16)
+    q, back = np.full(INT4_TILE // 2, 0x5A, np.uint8), np.full(INT4_TILE, 0x1234, np.uint16)
+    on = lambda r, k: bool((low >> k) & 1) if k < 64 else bool((high >> (k - 64)) & 1)  # noqa: E731
+    want_q = cast_int4_repeats(q, h, mode, on, repeat, d_blk, s_blk, d_rep, s_rep)
+    want_back = cast_int4_repeats(back, want_q, 0, on, repeat, s_blk, d_blk, s_rep, d_rep)
+    for options in ({}, {"interpret": True}) if seed % 4 == 0 else ({},):
+        got_q, got_back = q.copy(), back.copy()
+        int4_repeat_kernel.launch(h, got_q, got_back, int(mode), _signed(low), _signed(high), repeat, d_blk, s_blk,
+                                  d_rep, s_rep, block_dim=1, **options)
+        assert got_q.tobytes() == want_q.tobytes() and got_back.tobytes() == want_back.tobytes(), options
+
+
+def test_int4_level0_checked_names_a_mode_and_a_lane_past_the_tile():
+    h = np.zeros(INT4_TILE, np.uint16)
+    q, back = np.zeros(INT4_TILE // 2, np.uint8), np.zeros(INT4_TILE, np.uint16)
+    with pytest.raises(an.KernelCheckError, match=r"Cast: \[mode-out-of-range\]"):
+        int4_repeat_kernel.launch(h, q, back, int(RoundMode.CAST_ODD), -1, -1, 1, 1, 1, 2, 8, block_dim=1,
+                                  checked=True)
+    with pytest.raises(an.KernelCheckError, match=r"Cast: \[ub-outside-buffer\] src"):  # repeat 2 at block 2 * 255
+        int4_repeat_kernel.launch(h, q, back, int(RoundMode.CAST_RINT), -1, -1, 3, 1, 1, 2, 255, block_dim=1,
+                                  checked=True)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..primitives import RoundMode
 
-__all__ = ["cast", "cast_to_int4", "cast_from_int4"]
+__all__ = ["cast", "cast_to_int4", "cast_from_int4", "cast_int4_repeats"]
 
 
 def _float_neighbours(x: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -154,3 +154,26 @@ def cast_from_int4(packed: np.ndarray, count: int) -> np.ndarray:
     """``count`` int4b_t elements of the bytes ``packed`` as fp16 (exact)."""
     nibbles = np.stack([packed & 0xF, packed >> 4], axis=1).reshape(-1)[:count].astype(np.int64)
     return np.where(nibbles >= 8, nibbles - 16, nibbles).astype(np.float16)
+
+
+def cast_int4_repeats(dst: np.ndarray, src: np.ndarray, mode, lane_on, repeat_times: int, dst_blk: int, src_blk: int,
+                      dst_rep: int, src_rep: int) -> np.ndarray:
+    """A copy of ``dst`` after the level-0 Cast between fp16 (uint16 bits) and int4b_t (uint8 bytes,
+    two elements each): 128 lanes a repeat, the fp16 side's lane k at block ``r * rep + (k // 16) *
+    blk``, the int4b_t side's at block ``r * rep + (k // 64) * blk`` (64 elements a block)."""
+    out = dst.copy()
+    packs = dst.dtype == np.uint8
+    for r in range(repeat_times):
+        for k in range(128):
+            if not lane_on(r, k):
+                continue
+            h = lambda blk, rep: (r * rep + (k // 16) * blk) * 16 + k % 16  # noqa: E731
+            q = lambda blk, rep: (r * rep + (k // 64) * blk) * 64 + k % 64  # noqa: E731
+            if packs:
+                i, value = q(dst_blk, dst_rep), cast_to_int4(src[h(src_blk, src_rep):][:1].view(np.float16), mode)[0]
+                shift = 4 * (i % 2)
+                out[i // 2] = (int(out[i // 2]) & ~(0xF << shift) | ((int(value) & 0xF) << shift)) & 0xFF
+            else:
+                i = q(src_blk, src_rep)
+                out[h(dst_blk, dst_rep)] = cast_from_int4(src[i // 2:i // 2 + 1], 2)[i % 2].view(np.uint16)
+    return out
