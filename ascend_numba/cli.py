@@ -189,7 +189,8 @@ def msopst_compare(cases, out_dir, actual_dir, error_threshold, seed, report_pat
     subcase fails."""
     import json
 
-    from .golden.msopst_cases import compare_msopst, load_msopst
+    from .golden.msopst_cases import load_msopst
+    from .golden.msopst_compare import compare_msopst
 
     threshold = None
     if error_threshold is not None:

@@ -19,9 +19,8 @@ from click.testing import CliRunner
 import ascend_numba as an
 from ascend_numba import msopst
 from ascend_numba.cli import main
-from ascend_numba.golden.msopst_cases import (
-    MsopstCaseError, compare_output, expect_file, input_file, load_msopst,
-)
+from ascend_numba.golden.msopst_cases import MsopstCaseError, expect_file, input_file, load_msopst
+from ascend_numba.golden.msopst_compare import compare_output
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "msopst"
 
@@ -304,7 +303,7 @@ def test_bad_case_files_name_the_file_case_and_field(tmp_path):
         return case
 
     cases = [
-        variant(case_name="A", op="Conv2D"),
+        variant(case_name="A", op="Conv2D", calc_expect_func_file=None),
         variant(case_name="B", input_desc=None),
         variant(case_name="C", fuzz_impl="fuzz.py:fuzz_branch"),
         variant(case_name="D", output_desc=[{"name": "y", "format": "ND", "type": ["float16", "int8"],
@@ -324,8 +323,8 @@ def test_bad_case_files_name_the_file_case_and_field(tmp_path):
     text = str(caught.value)
     where = f"case file {path}: case"
     for expected in (
-        f"{where} 'A': field 'op': op type 'Conv2D' is not one the twin implements; op types: Tile, TileD, "
-        "ApplyAdamW, TransData, Transpose",
+        f"{where} 'A': field 'op': op type 'Conv2D' is not one the twin implements (op types: Tile, TileD, "
+        "ApplyAdamW, TransData, Transpose): name its expected-data function in calc_expect_func_file",
         f"{where} 'B': field 'input_desc': missing",
         f"{where} 'C': field 'fuzz_impl': fuzz cases (fuzz_impl, fuzz_case_num) are not supported",
         f"{where} 'D' subcase 0: field 'output_desc[0].shape': [1, 1]: Tile gives [128, 144]",
@@ -355,3 +354,56 @@ def test_value_files_are_read_relative_to_the_case_file(tmp_path):
     assert (data / "test_tile_001_subcase_0_input0_float16.bin").read_bytes() == x.tobytes()
     expect = np.fromfile(data / "test_tile_001_subcase_0_expect_np_output0_float16.bin", np.float16)
     assert expect.tobytes() == np.tile(x.reshape(64, 48), (2, 3)).tobytes()
+
+
+# ---- an op the twin does not implement: the case's own expected-data function ---------------------
+
+ADD_CUSTOM = {"case_name": "Test_AddCustom_001", "op": "AddCustom",
+              "calc_expect_func_file": "test_add_custom.py:calc_expect_func",
+              "input_desc": [{"name": "x", "format": ["ND"], "type": ["float16", "float32"], "shape": [8, 64],
+                              "data_distribute": ["uniform"], "value_range": [[0.1, 1.0]]},
+                             {"name": "y", "format": ["ND"], "type": ["float16", "float32"], "shape": [8, 64],
+                              "data_distribute": ["uniform"], "value_range": [[0.1, 1.0]]}],
+              "output_desc": [{"name": "z", "format": ["ND"], "type": ["float16", "float32"], "shape": [8, 64]}],
+              "attr": [{"name": "alpha", "type": "float", "value": 2.0}]}
+EXPECT_FUNC = '''
+import numpy as np
+
+CALLS = []
+
+
+def calc_expect_func(x, y, z, alpha):
+    CALLS.append(sorted(z))
+    return [x["value"] + alpha * y["value"]]
+
+
+def with_kwargs(**kwargs):
+    return kwargs["x"]["value"] * 2
+'''
+
+
+def test_a_case_files_own_expected_data_function_computes_an_op_the_twin_does_not_ship(tmp_path):
+    (tmp_path / "test_add_custom.py").write_text(EXPECT_FUNC)
+    case_file = _write(tmp_path, [ADD_CUSTOM, {**ADD_CUSTOM, "case_name": "Test_AddCustom_002",
+                                               "calc_expect_func_file": "test_add_custom.py:with_kwargs"}])
+    result = _run("msopst", "gen", case_file, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    subs = load_msopst([case_file])
+    data = tmp_path / "out" / "addcustom" / "data"
+    for sub in subs:
+        dtype = np.float16 if sub.inputs[0]["type"] == "float16" else np.float32
+        x, y = (np.fromfile(data / input_file(sub, k), dtype) for k in range(2))
+        got = np.fromfile(data / expect_file(sub, 0), dtype)
+        want = x * 2 if sub.case_name.endswith("002") else x + dtype(2.0) * y
+        assert got.tobytes() == want.astype(dtype).tobytes() and not np.array_equal(x, y), sub.name
+
+
+def test_a_missing_expected_data_function_is_named_before_anything_runs(tmp_path):
+    (tmp_path / "test_add_custom.py").write_text(EXPECT_FUNC)
+    case_file = _write(tmp_path, [{**ADD_CUSTOM, "calc_expect_func_file": "test_add_custom.py:nowhere"},
+                                  {**ADD_CUSTOM, "case_name": "no_func", "calc_expect_func_file": None}])
+    with pytest.raises(MsopstCaseError, match=r"field 'calc_expect_func_file': .* has no function 'nowhere'"):
+        load_msopst([case_file])
+    bare = _write(tmp_path, [{k: v for k, v in ADD_CUSTOM.items() if k != "calc_expect_func_file"}], "bare.json")
+    with pytest.raises(MsopstCaseError, match=r"'AddCustom' is not one the twin implements .* calc_expect_func_file"):
+        load_msopst([bare])

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import os
 import re
 import shutil
@@ -48,13 +47,13 @@ from ..dtypes import DEVICE_DTYPES, TYPE_ALIASES, dtype_by_name
 from ..msopst import SIGNATURES, transdata_channels, transdata_fixed_attr
 from ..ops.adamw.api import SCALAR_NAMES
 from .cases import REGISTRY, Case, CaseError, InputSpec, generate_inputs, parse_cases
+from .expect_func import call_expect_func, load_expect_func
 from .store import little_endian, sha256_of
 
-__all__ = ["MsopstCaseError", "Subcase", "load_msopst", "gen_msopst", "compare_msopst", "input_file", "expect_file",
-           "output_file", "msopst_threshold", "DEFAULT_THRESHOLD", "TYPES"]
+__all__ = ["MsopstCaseError", "Subcase", "load_msopst", "gen_msopst", "input_file", "expect_file", "output_file",
+           "msopst_threshold", "DEFAULT_THRESHOLD", "TYPES"]
 
 DEFAULT_THRESHOLD = (0.01, 0.05)
-MAX_RELATIVE = 0.1  # msOpST's max_diff_hd: any element erring by this much fails the output
 # msOpST type names -> device dtype names
 TYPES = {**{name: name for name in DEVICE_DTYPES}, **TYPE_ALIASES}
 DISTRIBUTIONS = ("uniform", "normal", "beta", "laplace", "triangular", "relu", "sigmoid", "softmax", "tanh")
@@ -89,6 +88,7 @@ class Subcase:
     golden: Case | None = None
     golden_names: dict = field(default_factory=dict)  # msOpST input index -> the golden case's input name
     extra: dict = field(default_factory=dict)  # msOpST input index -> its array
+    expect_func: Any = None  # an op the twin does not implement: the case's calc_expect_func_file
 
 
 def input_file(sub: Subcase, index: int) -> str:
@@ -268,9 +268,10 @@ def _parse_case(path: Path, i: int, raw, seed: int, problems: _Problems) -> list
     if not isinstance(raw.get("case_name", ""), str) or not raw.get("case_name", "x"):
         problems.add(f"{where}: field 'case_name'", f"must be a non-empty name, got {raw.get('case_name')!r}")
     op = raw.get("op")
-    if "op" in raw and op not in SIGNATURES:
-        problems.add(f"{where}: field 'op'", f"op type {op!r} is not one the twin implements; op types: "
-                                             f"{', '.join(SIGNATURES)}")
+    if "op" in raw and op not in SIGNATURES and "calc_expect_func_file" not in raw:
+        problems.add(f"{where}: field 'op'", f"op type {op!r} is not one the twin implements (op types: "
+                                             f"{', '.join(SIGNATURES)}): name its expected-data function in "
+                                             "calc_expect_func_file")
     threshold = raw.get("error_threshold", list(DEFAULT_THRESHOLD))
     if not (isinstance(threshold, list) and len(threshold) == 2 and all(
             isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t for t in threshold)):
@@ -310,7 +311,9 @@ def _parse_case(path: Path, i: int, raw, seed: int, problems: _Problems) -> list
         sub = Subcase(name, raw["case_name"], op, path,
                       [e[s if len(e) > 1 else 0] for e in expanded_in], [e[s if len(e) > 1 else 0] for e in expanded_out],
                       {a["name"]: a["value"] for a in attrs}, tuple(float(t) for t in threshold))
-        if _plan(sub, (seed << 32) | zlib.crc32(name.encode()), f"{where} subcase {s}", problems):
+        sub_seed, sub_where = (seed << 32) | zlib.crc32(name.encode()), f"{where} subcase {s}"
+        if (_plan(sub, sub_seed, sub_where, problems) if op in SIGNATURES
+                else _plan_user(sub, raw["calc_expect_func_file"], sub_seed, sub_where, problems)):
             subs.append(sub)
     return subs
 
@@ -356,12 +359,27 @@ def _checked_spec(k: int, spec: InputSpec, dtype: str, seed: int, where: str, pr
         return None
 
 
+def _plan_user(sub: Subcase, spec, seed: int, where: str, problems: _Problems) -> bool:
+    """An op the twin does not implement: every input drawn here, the outputs from the case's own
+    expected-data function (:mod:`.expect_func`)."""
+    before = len(problems.lines)
+    try:
+        sub.expect_func = load_expect_func(sub.file, spec, sub.op)
+    except ValueError as e:
+        problems.add(f"{where}: field 'calc_expect_func_file'", str(e))
+    for k in range(len(sub.inputs)):
+        input_spec, dtype = _input_spec(sub, k)
+        case = _checked_spec(k, input_spec, dtype, seed + 7919 * k, where, problems)  # each input its own draws
+        if case is not None:
+            sub.extra[k] = generate_inputs(case)["x"]
+    return len(problems.lines) == before
+
+
 def _plan(sub: Subcase, seed: int, where: str, problems: _Problems) -> bool:
     """How the twin computes ``sub`` (see :class:`Subcase`), checking the shapes and types
     against the op; adds each problem and returns False when there is one."""
     sig = SIGNATURES[sub.op]
     before = len(problems.lines)
-    names = [d.get("name") or (sig.inputs[k] if k < len(sig.inputs) else f"input{k}") for k, d in enumerate(sub.inputs)]
     if len(sub.inputs) > len(sig.inputs) or len(sub.inputs) < len(sig.inputs) - len(sig.optional):
         problems.add(f"{where}: field 'input_desc'", f"{sub.op} takes inputs {list(sig.inputs)}, the case gives "
                                                      f"{len(sub.inputs)}")
@@ -484,12 +502,12 @@ def gen_msopst(subcases: list[Subcase], out_dir, *, seed: int = 0, run=None) -> 
     ops = sorted({s.op for s in subcases})
     for op in ops:
         (out_dir / op.lower() / "manifest.json").unlink(missing_ok=True)  # written last: says complete
-    summary = run([s.golden for s in subcases], staging)
+    summary = run([s.golden for s in subcases if s.golden is not None], staging)
     manifests: dict[str, list] = {op: [] for op in ops}
     for sub in subcases:
         data = out_dir / sub.op.lower() / "data"
         data.mkdir(parents=True, exist_ok=True)
-        meta = json.loads((staging / sub.name / "case.json").read_text())
+        meta = json.loads((staging / sub.name / "case.json").read_text()) if sub.golden is not None else {}
         files = []
         for k, desc in enumerate(sub.inputs):
             target = data / input_file(sub, k)
@@ -502,7 +520,9 @@ def gen_msopst(subcases: list[Subcase], out_dir, *, seed: int = 0, run=None) -> 
                 digest = sha256_of(sub.extra[k])
             files.append({"input": k, "name": desc.get("name"), "file": f"data/{target.name}", "type": desc["type"],
                           "shape": list(_input_shape(sub, k)), "sha256": digest})
-        for k, out_name in enumerate(REGISTRY[sub.golden.op].outputs):  # case.json lists them sorted by name
+        if sub.golden is None:
+            files += _expect_files(sub, data)
+        for k, out_name in enumerate(REGISTRY[sub.golden.op].outputs if sub.golden is not None else ()):
             listing = meta["outputs"][out_name]
             target = data / expect_file(sub, k)
             os.replace(staging / sub.name / listing["file"], target)
@@ -510,7 +530,8 @@ def gen_msopst(subcases: list[Subcase], out_dir, *, seed: int = 0, run=None) -> 
                           "shape": listing["shape"], "sha256": listing["sha256"]})
         shutil.rmtree(staging / sub.name, ignore_errors=True)
         manifests[sub.op].append({"subcase": sub.name, "case_name": sub.case_name, "case_file": str(sub.file),
-                                  "attrs": sub.attrs, "golden_attrs": sub.golden.attrs, "seed": sub.golden.seed,
+                                  "attrs": sub.attrs, "golden_attrs": sub.golden.attrs if sub.golden else None,
+                                  "seed": sub.golden.seed if sub.golden else None,
                                   "error_threshold": list(sub.threshold), "files": files})
     shutil.rmtree(staging, ignore_errors=True)
     for op, entries in manifests.items():
@@ -520,6 +541,22 @@ def gen_msopst(subcases: list[Subcase], out_dir, *, seed: int = 0, run=None) -> 
                                    "subcases": entries}, indent=2, sort_keys=True, default=_jsonable))
         os.replace(tmp, manifest)
     return summary
+
+
+def _expect_files(sub: Subcase, data: Path) -> list[dict]:
+    """A user function's subcase: its outputs computed and written (case.json lists a golden's)."""
+    outputs = [{**d, "numpy": dtype_by_name(TYPES[d["type"]])} for d in sub.outputs]
+    try:
+        arrays = call_expect_func(sub.expect_func, sub.inputs, sub.extra, outputs, sub.attrs)
+    except ValueError as e:
+        raise MsopstCaseError(f"case file {sub.file}: case {sub.case_name!r}: {e}") from None
+    files = []
+    for k, array in enumerate(arrays):
+        target = data / expect_file(sub, k)
+        little_endian(array).tofile(target)
+        files.append({"output": k, "name": sub.outputs[k].get("name"), "file": f"data/{target.name}",
+                      "type": sub.outputs[k]["type"], "shape": list(array.shape), "sha256": sha256_of(array)})
+    return files
 
 
 def _input_shape(sub: Subcase, k: int) -> tuple:
@@ -534,84 +571,3 @@ def _jsonable(value: Any):
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"not JSON: {type(value).__name__}")
-
-
-# ---- compare ------------------------------------------------------------------------------------
-
-def _relative_errors(actual: np.ndarray, expect: np.ndarray, threshold1: float) -> np.ndarray:
-    """msOpST's per-element error (its result compare, in float32): the absolute difference where
-    it is below ``threshold1``, else the difference over ``max(|actual|, |expect|, 2**-14 /
-    threshold1)`` (+1e-9).  NaN against a number, and a NaN or infinity against another value,
-    count as an error of infinity (msOpST drops them from the count; a golden tool should not)."""
-    a, e = actual.astype(np.float32), expect.astype(np.float32)
-    with np.errstate(all="ignore"):
-        diff = np.abs(a - e)
-        floor = np.float32((1.0 / (1 << 14)) / threshold1) if threshold1 > 0 else np.float32(np.inf)
-        scale = np.maximum(np.maximum(np.abs(a), np.abs(e)), floor) + np.float32(1e-9)
-        err = np.where(diff < threshold1, diff, diff / scale)
-        same = (a == e) | (np.isnan(a) & np.isnan(e))
-        return np.where(same, 0.0, np.where(np.isfinite(err), err, np.inf))
-
-
-def compare_output(actual: np.ndarray, expect: np.ndarray, threshold: tuple) -> dict:
-    """One output by msOpST's precision standard: an element errs when its error (see
-    :func:`_relative_errors`; integers and bool: any difference) exceeds ``threshold[0]``; the
-    output passes when the erring share is at most ``threshold[1]`` and no error reaches 0.1."""
-    t1, t2 = threshold
-    flat_a, flat_e = actual.reshape(-1), expect.reshape(-1)
-    if flat_e.dtype.kind in "iub":
-        errors = (flat_a != flat_e).astype(np.float64)
-        erring = errors > 0
-    else:
-        errors = _relative_errors(flat_a, flat_e, t1)
-        erring = errors > t1
-    count = int(np.count_nonzero(erring))
-    ratio = count / flat_e.size if flat_e.size else 0.0
-    max_error = float(errors.max()) if errors.size else 0.0
-    passed = ratio <= t2 and not (count and errors[erring].max() >= MAX_RELATIVE) if flat_e.dtype.kind not in "iub" \
-        else count == 0
-    first = int(np.flatnonzero(erring)[0]) if count else None
-    return {"status": "pass" if passed else "fail", "error_ratio": ratio, "max_error": max_error,
-            "erring_elements": count, "elements": int(flat_e.size), "first_mismatch": first}
-
-
-def compare_msopst(subcases: list[Subcase], out_dir, actual_dir, threshold: tuple | None = None) -> dict:
-    """Compare the device outputs under ``actual_dir`` (msOpST's ``<subcase>_output<i>_<type>.bin``,
-    anywhere below it) with the goldens ``gen_msopst`` wrote under ``out_dir``: a report per
-    subcase and a summary.  A missing or short output fails its subcase."""
-    found = {}
-    for path in Path(actual_dir).rglob("*.bin"):
-        found.setdefault(path.name, path)
-    report, failed = {}, 0
-    for sub in subcases:
-        outputs, status = [], "pass"
-        t = msopst_threshold(sub, threshold)
-        for k, desc in enumerate(sub.outputs):
-            dtype = dtype_by_name(TYPES[desc["type"]])
-            dtype = dtype.newbyteorder("<") if dtype.itemsize > 1 else dtype
-            expect_path = Path(out_dir) / sub.op.lower() / "data" / expect_file(sub, k)
-            actual_path = found.get(output_file(sub, k))
-            entry = {"output": k, "expect": str(expect_path), "actual": str(actual_path) if actual_path else None}
-            if not expect_path.is_file():
-                entry.update(status="fail", problem=f"no golden {expect_path} (run msopst gen with the same cases)")
-            elif actual_path is None:
-                entry.update(status="fail", problem=f"no device output {output_file(sub, k)} under {actual_dir}")
-            else:
-                expect = np.fromfile(expect_path, dtype)
-                actual = np.fromfile(actual_path, dtype)
-                if actual.size != expect.size:
-                    entry.update(status="fail", problem=f"{actual.size} elements, the golden has {expect.size}")
-                else:
-                    entry.update(compare_output(actual, expect, t))
-            outputs.append(entry)
-            if entry["status"] != "pass":
-                status = "fail"
-        failed += status != "pass"
-        report[sub.name] = {"case_name": sub.case_name, "op": sub.op, "status": status, "error_threshold": list(t),
-                            "outputs": outputs,
-                            "error_ratio": max((o.get("error_ratio", 1.0) for o in outputs), default=0.0),
-                            "max_error": max((o.get("max_error", math.inf) for o in outputs), default=0.0),
-                            "first_mismatch": next((o.get("first_mismatch") for o in outputs
-                                                    if o.get("first_mismatch") is not None), None)}
-    return {"subcases": report, "summary": {"subcases": len(subcases), "passed": len(subcases) - failed,
-                                            "failed": failed}}
