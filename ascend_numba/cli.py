@@ -41,8 +41,23 @@ class _OneLineErrors(click.Group):
 
 @click.group(cls=_OneLineErrors)
 @click.version_option(package_name="ascend-numba")
-def main():
+@click.option("--ops", "op_modules", multiple=True, metavar="MODULE",
+              help="Your own op module (ENTRIES of OpEntry), beside $ASCEND_NUMBA_OPS and the ascend_numba.ops entry "
+                   "points; repeatable.")
+def main(op_modules):
     """CPU twin of Ascend C kernels: goldens with the kernels' exact bits."""
+    from importlib.metadata import entry_points
+
+    from .config import OPS_ENTRY_POINTS, OPS_ENV
+
+    if op_modules:  # the golden workers inherit the environment
+        os.environ[OPS_ENV] = ",".join([*op_modules, *filter(None, os.environ.get(OPS_ENV, "").split(","))])
+    if os.environ.get(OPS_ENV) or entry_points(group=OPS_ENTRY_POINTS):  # else the registry is not imported here
+        from .ops import load_ops
+        try:
+            load_ops()
+        except (ImportError, TypeError, ValueError) as e:
+            raise click.ClickException(str(e)) from None
 
 
 def _golden_options(command):

@@ -98,3 +98,8 @@ PROBLEM_CACHE_SIZE = 1024
 # launch (a fresh 16 MB map costs 0.84 ms of page faults, clearing a reused one 0.19 ms); larger
 # maps are allocated per launch rather than held for the life of the process.
 CHECK_MAP_POOL_BYTES = 256 << 20
+
+# The user's own op modules (ascend_numba.ops.user): module names in this environment variable,
+# comma-separated, and entry points in this group.
+OPS_ENV = "ASCEND_NUMBA_OPS"
+OPS_ENTRY_POINTS = "ascend_numba.ops"

@@ -45,6 +45,9 @@ def golden(request):
     holding NaN or infinities its inputs do not warns (RuntimeWarning)."""
     from .golden import CaseError, GoldenCache, compute_case, default_cache_dir, parse_cases
     from .golden.health import case_health, health_warning
+    from .ops import load_ops
+
+    load_ops()  # the user's op modules ($ASCEND_NUMBA_OPS, the ascend_numba.ops entry points)
 
     config = request.config
     cache = None

@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from collections.abc import Mapping
+
 import numpy as np
 import yaml
 
@@ -57,8 +59,24 @@ from ..ops import REGISTRY as _OPS
 __all__ = ["CaseError", "Case", "InputSpec", "load_cases", "parse_cases", "generate_inputs", "generate_range", "DTYPES",
            "REGISTRY", "INPUT_BLOCK", "case_bytes", "physical_memory", "io_pool"]
 
-# The ops a case file can name: the registry's, those offered for goldens.
-REGISTRY = {name: entry for name, entry in _OPS.items() if entry.golden}
+class _GoldenOps(Mapping):
+    """The ops a case file can name: the registry's offered for goldens (a user op registered
+    later too)."""
+
+    def __getitem__(self, name):
+        entry = _OPS[name]
+        if not entry.golden:
+            raise KeyError(name)
+        return entry
+
+    def __iter__(self):
+        return (name for name, entry in _OPS.items() if entry.golden)
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+
+REGISTRY = _GoldenOps()
 DISTRIBUTIONS = ("uniform", "normal", "integers", "special", "beta", "laplace", "triangular", "relu", "sigmoid",
                  "softmax", "tanh", "values", "file", "bits")
 _LISTS = ("special", "values")  # distributions whose parameter is a list of values

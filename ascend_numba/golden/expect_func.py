@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["load_expect_func", "call_expect_func"]
+__all__ = ["load_expect_func", "call_expect_func", "entry_expect_func"]
 
 
 def load_expect_func(case_file: Path, spec, op: str):
@@ -40,6 +40,22 @@ def load_expect_func(case_file: Path, spec, op: str):
     if not callable(func):
         raise ValueError(f"{file} has no function {name or op!r}")
     return func
+
+
+def entry_expect_func(entry):
+    """A registered op (:mod:`ascend_numba.ops.user`) as an expected-data function: the case's
+    inputs named as the entry's, its attributes by name, its outputs in the entry's order."""
+    def expect(**kwargs):
+        names = entry.inputs if isinstance(entry.inputs, tuple) else tuple(entry.inputs({}))
+        missing = [n for n in names if n not in kwargs]
+        if missing:
+            raise ValueError(f"op {entry.name!r} takes inputs {list(names)}; the case names none {missing}")
+        inputs = {n: kwargs[n]["value"] for n in names}
+        attrs = {n: kwargs[n] for n in entry.attrs if n in kwargs}
+        outputs = entry.call(entry.function, inputs, attrs, {})
+        return [outputs[n] for n in entry.outputs]
+    expect.__name__ = entry.name
+    return expect
 
 
 def call_expect_func(func, inputs: list[dict], values: dict, outputs: list[dict], attrs: dict) -> list[np.ndarray]:

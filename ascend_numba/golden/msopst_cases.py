@@ -47,7 +47,8 @@ from ..dtypes import DEVICE_DTYPES, TYPE_ALIASES, dtype_by_name
 from ..msopst import SIGNATURES, transdata_channels, transdata_fixed_attr
 from ..ops.adamw.api import SCALAR_NAMES
 from .cases import REGISTRY, Case, CaseError, InputSpec, generate_inputs, parse_cases
-from .expect_func import call_expect_func, load_expect_func
+from ..ops import REGISTRY as OPS
+from .expect_func import call_expect_func, entry_expect_func, load_expect_func
 from .store import little_endian, sha256_of
 
 __all__ = ["MsopstCaseError", "Subcase", "load_msopst", "gen_msopst", "input_file", "expect_file", "output_file",
@@ -268,10 +269,10 @@ def _parse_case(path: Path, i: int, raw, seed: int, problems: _Problems) -> list
     if not isinstance(raw.get("case_name", ""), str) or not raw.get("case_name", "x"):
         problems.add(f"{where}: field 'case_name'", f"must be a non-empty name, got {raw.get('case_name')!r}")
     op = raw.get("op")
-    if "op" in raw and op not in SIGNATURES and "calc_expect_func_file" not in raw:
+    if "op" in raw and op not in SIGNATURES and "calc_expect_func_file" not in raw and op not in OPS:
         problems.add(f"{where}: field 'op'", f"op type {op!r} is not one the twin implements (op types: "
-                                             f"{', '.join(SIGNATURES)}): name its expected-data function in "
-                                             "calc_expect_func_file")
+                                             f"{', '.join(SIGNATURES)}, and yours registered): name its "
+                                             "expected-data function in calc_expect_func_file")
     threshold = raw.get("error_threshold", list(DEFAULT_THRESHOLD))
     if not (isinstance(threshold, list) and len(threshold) == 2 and all(
             isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t for t in threshold)):
@@ -313,7 +314,7 @@ def _parse_case(path: Path, i: int, raw, seed: int, problems: _Problems) -> list
                       {a["name"]: a["value"] for a in attrs}, tuple(float(t) for t in threshold))
         sub_seed, sub_where = (seed << 32) | zlib.crc32(name.encode()), f"{where} subcase {s}"
         if (_plan(sub, sub_seed, sub_where, problems) if op in SIGNATURES
-                else _plan_user(sub, raw["calc_expect_func_file"], sub_seed, sub_where, problems)):
+                else _plan_user(sub, raw.get("calc_expect_func_file"), sub_seed, sub_where, problems)):
             subs.append(sub)
     return subs
 
@@ -360,11 +361,12 @@ def _checked_spec(k: int, spec: InputSpec, dtype: str, seed: int, where: str, pr
 
 
 def _plan_user(sub: Subcase, spec, seed: int, where: str, problems: _Problems) -> bool:
-    """An op the twin does not implement: every input drawn here, the outputs from the case's own
-    expected-data function (:mod:`.expect_func`)."""
+    """An op the twin does not ship: every input drawn here, the outputs from the case's own
+    expected-data function, else from the user's registered op of that name (:mod:`.expect_func`)."""
     before = len(problems.lines)
     try:
-        sub.expect_func = load_expect_func(sub.file, spec, sub.op)
+        sub.expect_func = (load_expect_func(sub.file, spec, sub.op) if spec is not None
+                           else entry_expect_func(OPS[sub.op]))
     except ValueError as e:
         problems.add(f"{where}: field 'calc_expect_func_file'", str(e))
     for k in range(len(sub.inputs)):

@@ -19,6 +19,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from ..ops import load_ops
 from .cases import DTYPES, REGISTRY, Case, case_bytes, generate_inputs, io_pool, parse_cases
 from .chunked import (DEFAULT_MEMORY_LIMIT, CaseFiles, PrefixHash, needs_chunks, parse_memory_limit,
                       plan_tasks, write_pieces)
@@ -298,8 +299,10 @@ def _raise_interrupted(signum, frame):
 
 
 def _exit_on_sigterm():
-    # In a worker: SIGTERM unwinds like Ctrl-C, so a half-written case removes its work directory.
+    # In a worker: SIGTERM unwinds like Ctrl-C, so a half-written case removes its work directory;
+    # the user's op modules ($ASCEND_NUMBA_OPS, inherited, and the entry points) registered.
     signal.signal(signal.SIGTERM, _raise_interrupted)
+    load_ops()
 
 
 def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:

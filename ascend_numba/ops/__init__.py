@@ -6,7 +6,10 @@ benchmarks read."""
 from . import adamw, copy, tile, ttrans
 from .registry import Case, OpEntry
 
-# One line per op folder.
+# One line per op folder; the user's own ops join it through :mod:`.user`.
 REGISTRY: dict[str, OpEntry] = {entry.name: entry for op in (tile, adamw, ttrans, copy) for entry in op.ENTRIES}
+SHIPPED = frozenset(REGISTRY)
 
-__all__ = ["REGISTRY", "OpEntry", "Case"]
+from .user import load_ops, register  # noqa: E402 - it reads REGISTRY
+
+__all__ = ["REGISTRY", "SHIPPED", "OpEntry", "Case", "register", "load_ops"]
