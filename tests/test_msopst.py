@@ -324,7 +324,8 @@ def test_bad_case_files_name_the_file_case_and_field(tmp_path):
     where = f"case file {path}: case"
     for expected in (
         f"{where} 'A': field 'op': op type 'Conv2D' is not one the twin implements (op types: Tile, TileD, "
-        "ApplyAdamW, TransData, Transpose): name its expected-data function in calc_expect_func_file",
+        "ApplyAdamW, TransData, Transpose, and yours registered): name its expected-data function in "
+        "calc_expect_func_file",
         f"{where} 'B': field 'input_desc': missing",
         f"{where} 'C': field 'fuzz_impl': fuzz cases (fuzz_impl, fuzz_case_num) are not supported",
         f"{where} 'D' subcase 0: field 'output_desc[0].shape': [1, 1]: Tile gives [128, 144]",

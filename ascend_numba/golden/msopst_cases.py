@@ -269,7 +269,7 @@ def _parse_case(path: Path, i: int, raw, seed: int, problems: _Problems) -> list
     if not isinstance(raw.get("case_name", ""), str) or not raw.get("case_name", "x"):
         problems.add(f"{where}: field 'case_name'", f"must be a non-empty name, got {raw.get('case_name')!r}")
     op = raw.get("op")
-    if "op" in raw and op not in SIGNATURES and "calc_expect_func_file" not in raw and op not in OPS:
+    if "op" in raw and op not in SIGNATURES and raw.get("calc_expect_func_file") is None and op not in OPS:
         problems.add(f"{where}: field 'op'", f"op type {op!r} is not one the twin implements (op types: "
                                              f"{', '.join(SIGNATURES)}, and yours registered): name its "
                                              "expected-data function in calc_expect_func_file")
