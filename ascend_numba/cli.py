@@ -52,8 +52,10 @@ def main(op_modules):
 
     if op_modules:  # the golden workers inherit the environment
         os.environ[OPS_ENV] = ",".join([*op_modules, *filter(None, os.environ.get(OPS_ENV, "").split(","))])
-    if os.environ.get(OPS_ENV) or entry_points(group=OPS_ENTRY_POINTS):  # else the registry is not imported here
+    if os.environ.get(OPS_ENV) or entry_points(group=OPS_ENTRY_POINTS):
         from .ops import load_ops
+        if os.getcwd() not in sys.path:  # a module beside the user, as `python -m` would find it
+            sys.path.append(os.getcwd())
         try:
             load_ops()
         except (ImportError, TypeError, ValueError) as e:

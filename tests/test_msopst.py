@@ -380,6 +380,10 @@ def calc_expect_func(x, y, z, alpha):
 
 def with_kwargs(**kwargs):
     return kwargs["x"]["value"] * 2
+
+
+def AddCustom(x, y, z, alpha):  # noqa: N802 - named as the op type: "file.py" alone finds it
+    raise KeyError("nope")
 '''
 
 
@@ -389,6 +393,8 @@ def test_a_case_files_own_expected_data_function_computes_an_op_the_twin_does_no
                                                "calc_expect_func_file": "test_add_custom.py:with_kwargs"}])
     result = _run("msopst", "gen", case_file, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
+    module = next(m for n, m in sys.modules.items() if n.startswith("ascend_numba_expect_"))
+    assert sorted(map(tuple, module.CALLS)) == [("dtype", "format", "shape")] * 2  # once a subcase: fp16, fp32
     subs = load_msopst([case_file])
     data = tmp_path / "out" / "addcustom" / "data"
     for sub in subs:
@@ -408,3 +414,11 @@ def test_a_missing_expected_data_function_is_named_before_anything_runs(tmp_path
     bare = _write(tmp_path, [{k: v for k, v in ADD_CUSTOM.items() if k != "calc_expect_func_file"}], "bare.json")
     with pytest.raises(MsopstCaseError, match=r"'AddCustom' is not one the twin implements .* calc_expect_func_file"):
         load_msopst([bare])
+
+
+def test_an_expected_data_function_that_raises_is_named(tmp_path):
+    (tmp_path / "test_add_custom.py").write_text(EXPECT_FUNC)
+    case_file = _write(tmp_path, [{**ADD_CUSTOM, "calc_expect_func_file": "test_add_custom.py"}])  # the op's name
+    result = _run("msopst", "gen", case_file, "--out", tmp_path / "out")
+    assert result.exit_code == 1 and "case 'Test_AddCustom_001': AddCustom(x, y, z, alpha) raised KeyError" in \
+        result.output

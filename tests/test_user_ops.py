@@ -51,7 +51,7 @@ def test_golden_and_msopst_gen_see_a_user_op(tmp_path, user_module):
                                             "inputs": {"x": {"shape": [64]}, "y": {"shape": [64]}},
                                             "attrs": {"alpha": 2.0}}]}))
     result = CliRunner().invoke(main, ["--ops", user_module, "golden", str(cases), "--out", str(tmp_path / "g"),
-                                       "--no-cache"])
+                                       "--no-cache", "--workers", "2"])  # spawned workers load the module too
     assert result.exit_code == 0, result.output
     meta = json.loads((tmp_path / "g" / "mine" / "case.json").read_text())
     read = {n: np.fromfile(tmp_path / "g" / "mine" / f["file"], np.float32)

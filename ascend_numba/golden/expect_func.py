@@ -14,48 +14,46 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["load_expect_func", "call_expect_func", "entry_expect_func"]
+__all__ = ["load_expect_func", "call_expect_func"]
+
+
+_LOADED: dict = {}  # (file, function name) -> the function: a file is imported once
 
 
 def load_expect_func(case_file: Path, spec, op: str):
-    """The function ``spec`` names; raises ValueError(problem) when it cannot be loaded."""
-    if not isinstance(spec, str) or ":" not in spec:
-        raise ValueError(f"must be 'file.py:function' (msOpST's form), got {spec!r}")
-    path, _, name = spec.rpartition(":")
+    """The function ``spec`` names (``"file.py:function"``; ``"file.py"`` or an empty name: the op
+    type's); raises ValueError(problem) when it cannot be loaded.  As msOpST does, the file's
+    directory is on ``sys.path`` while it imports, so it may import its neighbours."""
+    path, _, name = spec.rpartition(":") if ":" in spec else (spec, "", "")
     file = (Path(case_file).parent / path).resolve()
+    key = (file, name or op)
+    if key in _LOADED:
+        return _LOADED[key]
     if not file.is_file():
         raise ValueError(f"{file} is not a file (the path is relative to the case file's directory)")
     module_name = "ascend_numba_expect_" + hashlib.sha1(str(file).encode()).hexdigest()[:12]
-    module_spec = importlib.util.spec_from_file_location(module_name, file)
-    module = importlib.util.module_from_spec(module_spec)
-    try:
-        module_spec.loader.exec_module(module)
-    except Exception as e:  # the user's file: any error it raises is the problem to report
-        raise ValueError(f"importing {file} raised {type(e).__name__}: {e}") from None
+    module = sys.modules.get(module_name)
+    if module is None:
+        module_spec = importlib.util.spec_from_file_location(module_name, file)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.path.insert(0, str(file.parent))
+        try:
+            module_spec.loader.exec_module(module)
+        except Exception as e:  # the user's file: any error it raises is the problem to report
+            raise ValueError(f"importing {file} raised {type(e).__name__}: {e}") from None
+        finally:
+            sys.path.remove(str(file.parent))
+        sys.modules[module_name] = module
     func = getattr(module, name or op, None)
     if not callable(func):
         raise ValueError(f"{file} has no function {name or op!r}")
+    _LOADED[key] = func
     return func
-
-
-def entry_expect_func(entry):
-    """A registered op (:mod:`ascend_numba.ops.user`) as an expected-data function: the case's
-    inputs named as the entry's, its attributes by name, its outputs in the entry's order."""
-    def expect(**kwargs):
-        names = entry.inputs if isinstance(entry.inputs, tuple) else tuple(entry.inputs({}))
-        missing = [n for n in names if n not in kwargs]
-        if missing:
-            raise ValueError(f"op {entry.name!r} takes inputs {list(names)}; the case names none {missing}")
-        inputs = {n: kwargs[n]["value"] for n in names}
-        attrs = {n: kwargs[n] for n in entry.attrs if n in kwargs}
-        outputs = entry.call(entry.function, inputs, attrs, {})
-        return [outputs[n] for n in entry.outputs]
-    expect.__name__ = entry.name
-    return expect
 
 
 def call_expect_func(func, inputs: list[dict], values: dict, outputs: list[dict], attrs: dict) -> list[np.ndarray]:
@@ -70,8 +68,18 @@ def call_expect_func(func, inputs: list[dict], values: dict, outputs: list[dict]
         if desc.get("name"):
             kwargs[desc["name"]] = {"dtype": desc["type"], "shape": desc.get("shape"), "format": desc.get("format")}
     kwargs.update(attrs)
-    result = func(**kwargs)
-    arrays = [result] if isinstance(result, np.ndarray) else list(result)
+    try:
+        result = func(**kwargs)
+    except Exception as e:  # the user's function: name it and what it raised
+        raise ValueError(f"{func.__name__}({', '.join(kwargs)}) raised {type(e).__name__}: {e}") from None
+    arrays = list(result) if isinstance(result, (list, tuple)) else [result]
     if len(arrays) != len(outputs):
         raise ValueError(f"{func.__name__} returned {len(arrays)} arrays for {len(outputs)} outputs")
-    return [np.asarray(a).astype(desc["numpy"], copy=False) for a, desc in zip(arrays, outputs)]
+    out = []
+    for k, (array, desc) in enumerate(zip(arrays, outputs)):
+        array = np.asarray(array).astype(desc["numpy"], copy=False)
+        if desc.get("shape") is not None and array.size != int(np.prod(desc["shape"], dtype=np.int64)):
+            raise ValueError(f"{func.__name__}'s output {k} has shape {list(array.shape)}, output_desc[{k}] "
+                             f"{list(desc['shape'])}")
+        out.append(array)
+    return out

@@ -48,7 +48,8 @@ from ..msopst import SIGNATURES, transdata_channels, transdata_fixed_attr
 from ..ops.adamw.api import SCALAR_NAMES
 from .cases import REGISTRY, Case, CaseError, InputSpec, generate_inputs, parse_cases
 from ..ops import REGISTRY as OPS
-from .expect_func import call_expect_func, entry_expect_func, load_expect_func
+from ..ops import SHIPPED
+from .expect_func import call_expect_func, load_expect_func
 from .store import little_endian, sha256_of
 
 __all__ = ["MsopstCaseError", "Subcase", "load_msopst", "gen_msopst", "input_file", "expect_file", "output_file",
@@ -269,7 +270,7 @@ def _parse_case(path: Path, i: int, raw, seed: int, problems: _Problems) -> list
     if not isinstance(raw.get("case_name", ""), str) or not raw.get("case_name", "x"):
         problems.add(f"{where}: field 'case_name'", f"must be a non-empty name, got {raw.get('case_name')!r}")
     op = raw.get("op")
-    if "op" in raw and op not in SIGNATURES and raw.get("calc_expect_func_file") is None and op not in OPS:
+    if "op" in raw and op not in SIGNATURES and not raw.get("calc_expect_func_file") and op not in _user_ops():
         problems.add(f"{where}: field 'op'", f"op type {op!r} is not one the twin implements (op types: "
                                              f"{', '.join(SIGNATURES)}, and yours registered): name its "
                                              "expected-data function in calc_expect_func_file")
@@ -314,7 +315,7 @@ def _parse_case(path: Path, i: int, raw, seed: int, problems: _Problems) -> list
                       {a["name"]: a["value"] for a in attrs}, tuple(float(t) for t in threshold))
         sub_seed, sub_where = (seed << 32) | zlib.crc32(name.encode()), f"{where} subcase {s}"
         if (_plan(sub, sub_seed, sub_where, problems) if op in SIGNATURES
-                else _plan_user(sub, raw.get("calc_expect_func_file"), sub_seed, sub_where, problems)):
+                else _plan_user(sub, raw.get("calc_expect_func_file") or None, sub_seed, sub_where, problems)):
             subs.append(sub)
     return subs
 
@@ -361,20 +362,36 @@ def _checked_spec(k: int, spec: InputSpec, dtype: str, seed: int, where: str, pr
 
 
 def _plan_user(sub: Subcase, spec, seed: int, where: str, problems: _Problems) -> bool:
-    """An op the twin does not ship: every input drawn here, the outputs from the case's own
-    expected-data function, else from the user's registered op of that name (:mod:`.expect_func`)."""
+    """An op the twin does not ship: the case's own expected-data function (:mod:`.expect_func`),
+    every input drawn here; else the user's registered op of that name, run as a golden case (its
+    checks, workers and cache), the inputs named as its own."""
     before = len(problems.lines)
-    try:
-        sub.expect_func = (load_expect_func(sub.file, spec, sub.op) if spec is not None
-                           else entry_expect_func(OPS[sub.op]))
-    except ValueError as e:
-        problems.add(f"{where}: field 'calc_expect_func_file'", str(e))
+    values = {}
     for k in range(len(sub.inputs)):
         input_spec, dtype = _input_spec(sub, k)
         case = _checked_spec(k, input_spec, dtype, seed + 7919 * k, where, problems)  # each input its own draws
         if case is not None:
-            sub.extra[k] = generate_inputs(case)["x"]
-    return len(problems.lines) == before
+            values[k] = (case, dtype)
+    if spec is not None:
+        try:
+            sub.expect_func = load_expect_func(sub.file, spec, sub.op)
+        except ValueError as e:
+            problems.add(f"{where}: field 'calc_expect_func_file'", str(e))
+        sub.extra = {k: generate_inputs(case)["x"] for k, (case, _) in values.items()}
+        return len(problems.lines) == before
+    if len(problems.lines) > before:
+        return False
+    names = [d.get("name") for d in sub.inputs]
+    try:
+        sub.golden = parse_cases({"cases": [{"name": sub.name, "op": sub.op, "dtype": values[0][1] if values else "",
+                                             "seed": seed, "attrs": sub.attrs,
+                                             "inputs": {n: values[k][0].inputs["x"].to_dict()
+                                                        for k, n in enumerate(names)}}]})[0]
+    except CaseError as e:
+        problems.add(where, str(e).replace(f"case {sub.name!r}: ", ""))
+        return False
+    sub.golden_names = dict(enumerate(names))
+    return True
 
 
 def _plan(sub: Subcase, seed: int, where: str, problems: _Problems) -> bool:
@@ -447,6 +464,11 @@ def _plan(sub: Subcase, seed: int, where: str, problems: _Problems) -> bool:
         if given is not None and tuple(given) != tuple(shape):
             problems.add(f"{where}: field 'output_desc[{k}].shape'", f"{given}: {sub.op} gives {list(shape)}")
     return len(problems.lines) == before
+
+
+def _user_ops() -> set:
+    """The user's registered ops (:mod:`ascend_numba.ops.user`): an msOpST case may name one."""
+    return set(OPS) - SHIPPED
 
 
 _GOLDEN_NAMES = {("TransData", "src"): "x"}  # msOpST input name -> the golden op's, where they differ

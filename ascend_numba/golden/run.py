@@ -20,6 +20,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from ..ops import load_ops
+from ..ops.user import loaded_modules
 from .cases import DTYPES, REGISTRY, Case, case_bytes, generate_inputs, io_pool, parse_cases
 from .chunked import (DEFAULT_MEMORY_LIMIT, CaseFiles, PrefixHash, needs_chunks, parse_memory_limit,
                       plan_tasks, write_pieces)
@@ -251,6 +252,7 @@ def _results(cases: list[Case], out_dir: str, cache_dir: str | None, workers: in
             raise SchedulerError(f"cannot reach the Dask scheduler at {scheduler!r} within {scheduler_timeout} s: "
                                  f"{e}") from None
         with client:
+            client.run(load_ops, loaded_modules())  # the user's op modules, on every worker
             yield from _run_on(_DaskRunner(client), cases, out_dir, cache_dir, memory_limit, chunk_progress)
         return
     if workers <= 1:
@@ -258,7 +260,7 @@ def _results(cases: list[Case], out_dir: str, cache_dir: str | None, workers: in
         return
     # spawn: forking a process whose OpenMP threads already ran is unsafe.
     pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                                  initializer=_exit_on_sigterm)
+                                                  initializer=_exit_on_sigterm, initargs=(loaded_modules(),))
     try:
         yield from _run_on(_PoolRunner(pool), cases, out_dir, cache_dir, memory_limit, chunk_progress)
     except BaseException:
@@ -298,11 +300,11 @@ def _raise_interrupted(signum, frame):
     raise Interrupted(f"stopped by signal {signum}")
 
 
-def _exit_on_sigterm():
+def _exit_on_sigterm(op_modules=()):
     # In a worker: SIGTERM unwinds like Ctrl-C, so a half-written case removes its work directory;
-    # the user's op modules ($ASCEND_NUMBA_OPS, inherited, and the entry points) registered.
+    # the parent's user op modules registered (and $ASCEND_NUMBA_OPS's, the entry points').
     signal.signal(signal.SIGTERM, _raise_interrupted)
-    load_ops()
+    load_ops(op_modules)
 
 
 def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:

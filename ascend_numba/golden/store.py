@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import __version__
 from ..dtypes import dtype_by_name
+from ..ops.user import op_source_digest
 
 __all__ = ["sha256_of", "little_endian", "output_file", "case_json", "replace_dir", "work_dir", "cache_key",
            "GoldenCache", "Hashes", "write_case", "default_cache_dir", "sweep_work_dirs"]
@@ -64,7 +65,7 @@ def package_source_digest() -> str:
 
 def cache_key(op: str, attrs: dict, dtype: str, input_hashes: dict[str, str]) -> str:
     blob = json.dumps({"op": op, "attrs": attrs, "dtype": dtype, "inputs": input_hashes,
-                       "library": package_source_digest()}, sort_keys=True)
+                       "library": package_source_digest(), "op_source": op_source_digest(op)}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
