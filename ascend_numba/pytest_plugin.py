@@ -32,6 +32,19 @@ class GoldenCase:
     health: dict  # per input and output: NaN, +inf, -inf and subnormal counts (see golden.health)
 
 
+def pytest_configure(config):
+    """The user's op modules ($ASCEND_NUMBA_OPS, the ascend_numba.ops entry points), registered
+    before collection, so registry-driven tests see them; without any, nothing is imported."""
+    import os
+    from importlib.metadata import entry_points
+
+    from .config import OPS_ENTRY_POINTS, OPS_ENV
+
+    if os.environ.get(OPS_ENV) or entry_points(group=OPS_ENTRY_POINTS):
+        from .ops import load_ops
+        load_ops()
+
+
 def pytest_addoption(parser):
     group = parser.getgroup("ascend_numba")
     group.addoption("--golden-cache-dir", default=None, help="ascend_numba golden cache directory")

@@ -1,6 +1,7 @@
 """Ops from the user's own modules: registered beside the shipped ones, so the golden CLI and its
-workers, ``msopst gen``, the ``golden`` pytest fixture and ``bench/test_bench_user_ops.py`` see
-them (the golden cache keys them by their modules' sources too).
+workers, ``msopst gen``, the pytest plugin (registered before collection, and the ``golden``
+fixture) and ``bench/test_bench_user_ops.py`` see them (the golden cache keys them by their
+modules' sources too).
 
 A module that defines ``ENTRIES`` (a tuple of :class:`~ascend_numba.ops.registry.OpEntry`, as each
 op folder's ``__init__.py`` does) is loaded by name: ``--ops MODULE`` on the commands, the
