@@ -11,8 +11,9 @@ nibble, as an even count's neighbour would.
 
 The level-0 form (``cast_int4(ctx, dst, src, mode, mask, repeat_times, UnaryRepeatParams(...))``):
 a repeat is the fp16 side's 128 lanes; a 32-byte block of the int4b_t side holds 64 elements, its
-strides in those blocks (the page's example: 128 elements a repeat, a destination repeat stride
-of 2).  The page wants a continuous mask even and a bit mask's two bits of a byte equal; the twin
+strides in those blocks (the Cast page's int4b_t example, cannmirror/asc-devkit at 0da921b,
+``docs/zh/api/SIMD-API/基础API/Memory矢量计算/类型转换/Cast.md``: 128 elements a repeat, a
+destination repeat stride of 2).  The page wants a continuous mask even and a bit mask's two bits of a byte equal; the twin
 computes whatever lanes are set.
 """
 
