@@ -49,7 +49,7 @@ from ...host.primitives import COMPARE_OPS, CMPMODE, SELMODE
 from ...host.trace import DIR_VECTOR, EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from ..half import f32_as_u32, f32_to_f16
+from ..half import f32_as_u32
 from ..lane import _address
 from .context import address, trace_event, tracing
 from .masks import (binary_params, call_mask, check_repeat, count_form_done, lane_index, mask_length, read_cmpmask,
@@ -58,8 +58,8 @@ from .preload import advance_preload
 # An element as a vector op reads it (an fp16 tile's exact fp32 value, a NaN kept a NaN); a scalar as
 # it enters one (the tile's type: fp16, the nearest fp16).
 from .vector import NO_OPERAND as VECTOR_NO_OPERAND
-from .vector import (_bits_load, _bits_store, _span, _trace_repeat, _vload, _vscalar, as_element, binary_strides,
-                     count_of, repeat_loop, two_forms, unary_strides)
+from .vector import (_bits_load, _bits_store, _span, _trace_repeat, _vload, _vscalar, binary_strides, count_of,
+                     repeat_loop, stored_scalar, two_forms, unary_strides)
 
 __all__ = [*COMPARE_OPS]
 
@@ -152,18 +152,6 @@ def _ov_one_type(dst, a, b):
 
 
 # ---- element access ------------------------------------------------------------------------------
-
-def _stored(tensor, value):
-    raise NotImplementedError  # compiled only
-
-
-@overload(_stored, jit_options=OVERLOAD_OPTIONS)
-def _ov_stored(tensor, value):
-    # A scalar as the tile stores it: an fp16 tile's bits of the nearest fp16 (round to nearest even).
-    if tensor.dtype == types.uint16:
-        return lambda tensor, value: f32_to_f16(np.float32(value))
-    return as_element(tensor.dtype, value)
-
 
 def _repeated_bits(value):
     raise NotImplementedError  # compiled only
@@ -537,7 +525,7 @@ def _select_scalar_count(ctx, dst, mask, a, scalar, mode, count):
     count_form_done(ctx)  # the device's level-2 Select ends in normal mode with a full mask
     bits = mask.view(np.uint8)
     n = max(min(count, dst.size, a.size, 8 * bits.size), 0)
-    _choose(dst, bits, a, _stored(dst, scalar), n, _past(n))
+    _choose(dst, bits, a, stored_scalar(dst, scalar), n, _past(n))
 
 
 @jit(inline="always")
@@ -619,7 +607,7 @@ def _select_scalar_level0(ctx, dst, mask, a, scalar, mode, vmask, repeat_times, 
     d_blk, a_blk, _, d_rep, a_rep, _ = binary_strides(params)
     _trace_repeat(ctx, _EV_SELECT_SCALAR, nrep, dst, d_blk, d_rep, a, a_blk, a_rep, a, a_blk, a_rep)
     advance_preload(ctx)
-    value = _stored(dst, scalar)
+    value = stored_scalar(dst, scalar)
     write_cmpmask(ctx, _repeated_bits(value), _repeated_bits(value))  # the scalar, duplicated into CMPMASK
     repeat_loop(dst, a, a, mask.view(np.uint8), nrep, counter, high, low, d_blk, d_rep, a_blk, a_rep, a_blk, a_rep,
                 _apply_mask_bit_scalar, value, _bits_load, _bits_store)

@@ -36,6 +36,7 @@ from .context import address, copy_direction, in_ub, trace_event, tracing
 from .gather_repeat import gather_repeats
 from .atomic import atomic_copy, atomic_on
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
+from .vector import stored_scalar
 
 __all__ = ["data_copy", "DataCopyParams", "data_copy_pad", "set_pad_value", "DataCopyPadExtParams", "gather",
            "copy_bytes", "check_copy_types", "check_contiguous"]
@@ -476,7 +477,7 @@ def _data_copy_pad_padded(ctx, dst, d, src, s, block_count, block_len, src_strid
         if not defined:
             continue
         if pad[0]:
-            value = _vscalar_bits(dst, pad[3])
+            value = stored_scalar(dst, pad[3])
         elif _load_i64(ctx.state_addr, STATE_PAD_SET) != 0:
             value = _pad_register(ctx, dst)
         else:
@@ -503,21 +504,6 @@ def check_pad_bytes(ctx, dst_addr, dst_nbytes, d, pitch, left, block_len, padded
             mark_written(ctx, u, left)
             mark_written(ctx, u + left + block_len, padded - left - block_len)
     return True
-
-
-def _vscalar_bits(tensor, value):
-    """A pad value as the tile's element (a uint16 tile: fp16 bits)."""
-    raise NotImplementedError  # compiled only
-
-
-@overload(_vscalar_bits, jit_options=OVERLOAD_OPTIONS)
-def _ov_vscalar_bits(tensor, value):
-    if tensor.dtype == types.uint16:
-        return lambda tensor, value: f32_to_f16(np.float32(value))
-    dtype = tensor.dtype
-    if isinstance(dtype, types.Float):
-        return lambda tensor, value: dtype(value)
-    return lambda tensor, value: dtype(np.int64(value))
 
 
 def _pad_register(ctx, tensor):
