@@ -34,6 +34,7 @@ from ..half import f32_as_u32, f32_to_f16, u32_as_f32
 from ..lane import STATE_PAD_F32, STATE_PAD_INT, STATE_PAD_SET, STATE_STREAM, _address, _load_i64, _store_i64, _voidptr
 from .context import address, copy_direction, in_ub, trace_event, tracing
 from .gather_repeat import gather_repeats
+from .tile_types import check_contiguous
 from .atomic import atomic_copy, atomic_on
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
 from .vector import stored_scalar
@@ -285,16 +286,6 @@ def _ov_one_element_type(dst, src):
     check_copy_types(dst.dtype, src.dtype)
     check_contiguous(dst, src)
     return lambda dst, src: None
-
-
-def check_contiguous(*tensors):
-    """Raise TypingError for a tensor that is not a C-contiguous array: a device tensor is a run of
-    bytes, and the copies move bytes from its first one (a reversed or strided view would be
-    written past its end)."""
-    for t in tensors:
-        if isinstance(t, types.Array) and t.layout != "C":
-            raise TypingError(f"a tensor is a C-contiguous run of elements (a LocalTensor / GlobalTensor); got a "
-                              f"{t.layout!r}-layout view {t}: copy it into a tile, or slice with step 1")
 
 
 @jit(always_inline=True)

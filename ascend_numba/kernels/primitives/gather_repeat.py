@@ -21,10 +21,10 @@ from ...checked.rules import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
 from ...checked.ub_shadow import (first_garbage, is_local_operand, mark_epoch, set_garbage, ub_range_ok,
                                   ub_read_ok)
 from ...host.trace import DIR_LOCAL, EVENT_GATHER
-from ..._numba_compat.extending import TypingError, overload
-from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
+from ..._numba_compat.jit import jit
 from ..lane import _address, _load_i32
 from .context import address, trace_event, tracing
+from .tile_types import b16_b32_tiles
 from .masks import (_COUNTER, _DST_REP, _REPEAT_TIMES, BLOCK_BYTES, MAX_COUNTER, MAX_REPEAT, REPEAT_BYTES, _param_ok,
                     call_mask, lane_on, repeats_of)
 
@@ -32,17 +32,6 @@ __all__ = ["gather_repeats"]
 
 _PRIM = PRIMITIVE["Gather"]
 MAX_DST_REP = 0xFFF
-
-
-def _gather_tile(dst, src):
-    raise NotImplementedError  # compiled only
-
-
-@overload(_gather_tile, jit_options=OVERLOAD_OPTIONS)
-def _ov_gather_tile(dst, src):
-    if dst.dtype != src.dtype or dst.dtype.bitwidth not in (16, 32):
-        raise TypingError(f"Gather's level-0 form takes 2- or 4-byte tiles of one type; got {dst.dtype}, {src.dtype}")
-    return lambda dst, src: None
 
 
 @checked_rule
@@ -87,7 +76,7 @@ def check_gather_repeats(ctx, repeat_times, counter, high, low, d_rep, dst_addr,
 @jit(always_inline=True)
 def gather_repeats(ctx, dst, src, offsets_bytes, base, mask, repeat_times, dst_rep_stride):
     """Gather's level-0 form (see the module doc)."""
-    _gather_tile(dst, src)
+    b16_b32_tiles(dst, src)
     counter, high, low = call_mask(ctx, mask, True)
     size = src.itemsize
     d_rep = np.int64(dst_rep_stride) & 0xFFFF

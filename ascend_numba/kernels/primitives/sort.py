@@ -48,7 +48,7 @@ from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..lane import STATE_VMS4_SR, _address, _load_i64, _store_i64
 from .context import address, trace_event, tracing
-from .dma import check_contiguous
+from .tile_types import check_contiguous
 from .element_bits import bits_of, put_bits
 from .masks import _REPEAT_TIMES, MAX_REPEAT, _param_ok
 from .preload import advance_preload

@@ -43,7 +43,7 @@ from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..lane import _address, _voidptr
 from .context import trace_event, tracing
-from .dma import check_contiguous
+from .tile_types import check_contiguous
 from .masks import _DST_REP, _REPEAT_TIMES, _SRC0_REP, BLOCK_BYTES, MAX_REPEAT, _param_ok
 from .preload import advance_preload
 from .vector import declared

@@ -32,11 +32,11 @@ from ...checked.ub_shadow import (first_garbage, is_local_operand, mark_epoch, s
                                   ub_read_ok)
 from ...host.primitives import PRIMITIVES
 from ...host.trace import DIR_VECTOR, EVENT
-from ..._numba_compat.extending import TypingError, overload
-from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
+from ..._numba_compat.jit import jit
 from ..lane import _address
 from .context import address, trace_event, tracing
-from .dma import check_contiguous, copy_bytes
+from .dma import copy_bytes
+from .tile_types import b16_b32_tiles
 from .masks import (_COUNTER, _DST_BLK, _DST_REP, _REPEAT_TIMES, _SRC0_BLK, _SRC0_REP, BLOCK_BYTES, MAX_COUNTER,
                     MAX_REPEAT, REPEAT_BYTES, _param_ok, all_lanes, call_mask, counter_total, lane_on, stride_u16)
 from .preload import advance_preload
@@ -50,18 +50,6 @@ MAX_REPEAT_SIZE = 0xFFF  # dstRepeatSize / srcRepeatSize: the impl's UINT12 chec
 CopyRepeatParams = collections.namedtuple("CopyRepeatParams",
                                           ("dst_stride", "src_stride", "dst_repeat_size", "src_repeat_size"),
                                           defaults=(0, 0, 8, 8))
-
-
-def _copy_tile(dst, src):
-    raise NotImplementedError  # compiled only
-
-
-@overload(_copy_tile, jit_options=OVERLOAD_OPTIONS)
-def _ov_copy_tile(dst, src):
-    if dst.dtype != src.dtype or dst.dtype.bitwidth not in (16, 32):
-        raise TypingError(f"Copy moves 2- or 4-byte elements of one type; got dst {dst.dtype}, src {src.dtype}")
-    check_contiguous(dst, src)
-    return lambda dst, src: None
 
 
 @jit(always_inline=True)
@@ -117,7 +105,7 @@ def check_copy(ctx, repeat_times, counter, high, low, dst_addr, dst_nbytes, src_
 
 
 def _copy(ctx, dst, src, mask, repeat_times, params=CopyRepeatParams(), is_set_mask=True):
-    _copy_tile(dst, src)
+    b16_b32_tiles(dst, src)
     counter, high, low = call_mask(ctx, mask, is_set_mask)
     d_blk, s_blk = stride_u16(params[0]), stride_u16(params[1])
     d_rep, s_rep = stride_u16(params[2]), stride_u16(params[3])
