@@ -153,27 +153,22 @@ def _reduce_sum(ctx, dst, src, tmp, count, repeat_times=None, src_rep_stride=8):
         _sum_tensor(ctx, dst, src, tmp, count, repeat_times, src_rep_stride, False, False)
 
 
-def _reduce_max(ctx, dst, src, tmp, count, repeat_times=None, src_rep_stride=8, cal_index=False):
-    if repeat_times is None:
-        _max_tensor(ctx, dst, src, tmp, count, 0, 8, cal_index, True)
-    elif _is_flag(repeat_times):
-        _max_tensor(ctx, dst, src, tmp, count, 0, 8, repeat_times, True)
-    else:
-        _max_tensor(ctx, dst, src, tmp, count, repeat_times, src_rep_stride, cal_index, False)
-
-
-def _reduce_min(ctx, dst, src, tmp, count, repeat_times=None, src_rep_stride=8, cal_index=False):
-    if repeat_times is None:
-        _min_tensor(ctx, dst, src, tmp, count, 0, 8, cal_index, True)
-    elif _is_flag(repeat_times):
-        _min_tensor(ctx, dst, src, tmp, count, 0, 8, repeat_times, True)
-    else:
-        _min_tensor(ctx, dst, src, tmp, count, repeat_times, src_rep_stride, cal_index, False)
+def _extreme(tensor):
+    """ReduceMax / ReduceMin's forms over ``tensor`` (its compiled run): a bool sixth argument is
+    ``calIndex`` (the count form), an integer ``repeatTime`` (the level-0 form)."""
+    def reduce_extreme(ctx, dst, src, tmp, count, repeat_times=None, src_rep_stride=8, cal_index=False):
+        if repeat_times is None:
+            tensor(ctx, dst, src, tmp, count, 0, 8, cal_index, True)
+        elif _is_flag(repeat_times):
+            tensor(ctx, dst, src, tmp, count, 0, 8, repeat_times, True)
+        else:
+            tensor(ctx, dst, src, tmp, count, repeat_times, src_rep_stride, cal_index, False)
+    return reduce_extreme
 
 
 reduce_sum = declared(_reduce_sum, PRIMITIVES["reduce_sum"], __name__)
-reduce_max = declared(_reduce_max, PRIMITIVES["reduce_max"], __name__)
-reduce_min = declared(_reduce_min, PRIMITIVES["reduce_min"], __name__)
+reduce_max = declared(_extreme(_max_tensor), PRIMITIVES["reduce_max"], __name__)
+reduce_min = declared(_extreme(_min_tensor), PRIMITIVES["reduce_min"], __name__)
 
 
 # ---- the special registers ------------------------------------------------------------------------------

@@ -182,18 +182,13 @@ def _ov_lists_ok(ctx, dst, src):
                                   and dst.size >= LIST and src.size >= LIST)
 
 
-@jit(always_inline=True)
 def _entry(ctx, lists, k):
     """List entry ``k``: (its tensor's address, bytes) and its block's UB byte offset."""
-    return _entry_of(ctx, lists, k)
-
-
-def _entry_of(ctx, lists, k):
     raise NotImplementedError  # compiled only
 
 
-@overload(_entry_of, jit_options=OVERLOAD_OPTIONS)
-def _ov_entry_of(ctx, lists, k):
+@overload(_entry, jit_options=OVERLOAD_OPTIONS)
+def _ov_entry(ctx, lists, k):
     if isinstance(lists, types.BaseTuple):
         def of_tensor(ctx, lists, k):
             t = lists[k]
