@@ -15,10 +15,12 @@ from .benchtrack import (
     seed_table,
 )
 from .benchtrack import compare as compare_runs
+from .config import OPS_ENV
 from .golden import CaseError, compare, default_cache_dir, load_cases, run_suite
 from .golden.cases import DTYPES
 from .golden.chunked import DEFAULT_MEMORY_LIMIT, parse_memory_limit
 from .golden.run import Interrupted, SchedulerError
+from .ops import load_ops
 from .ops.tile.plan import PATHS
 from .warmup import OPS, specializations
 from .warmup import warmup as run_warmup
@@ -46,20 +48,14 @@ class _OneLineErrors(click.Group):
                    "points; repeatable.")
 def main(op_modules):
     """CPU twin of Ascend C kernels: goldens with the kernels' exact bits."""
-    from importlib.metadata import entry_points
-
-    from .config import OPS_ENTRY_POINTS, OPS_ENV
-
     if op_modules:  # the golden workers inherit the environment
         os.environ[OPS_ENV] = ",".join([*op_modules, *filter(None, os.environ.get(OPS_ENV, "").split(","))])
-    if os.environ.get(OPS_ENV) or entry_points(group=OPS_ENTRY_POINTS):
-        from .ops import load_ops
-        if os.getcwd() not in sys.path:  # a module beside the user, as `python -m` would find it
-            sys.path.append(os.getcwd())
-        try:
-            load_ops()
-        except (ImportError, TypeError, ValueError) as e:
-            raise click.ClickException(str(e)) from None
+    if os.environ.get(OPS_ENV) and os.getcwd() not in sys.path:  # a module beside the user, as `python -m` finds
+        sys.path.append(os.getcwd())
+    try:
+        load_ops()
+    except (ImportError, TypeError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
 
 
 def _golden_options(command):
