@@ -12,7 +12,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from helpers import import_source
+from helpers import import_source, signed_word
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numba import njit
@@ -339,10 +339,6 @@ def int4_repeat_kernel(ctx, h_gm, q_gm, back_gm, mode, low, high, repeat, d_blk,
     data_copy(ctx, back_gm, 0, back, 0, INT4_TILE)
 
 
-def _signed(word):
-    return int(np.array(word, np.uint64).view(np.int64))
-
-
 @settings(max_examples=12, deadline=None)
 @given(mode=st.sampled_from(sorted(CAST_MODES[("float16", "int4b_t")])), low=st.integers(0, 2**64 - 1),
        high=st.integers(0, 2**64 - 1), repeat=st.integers(0, 3), d_blk=st.integers(1, 2), s_blk=st.integers(1, 2),
@@ -356,7 +352,7 @@ def test_int4_level0_is_the_reference(mode, low, high, repeat, d_blk, s_blk, d_r
     want_back = cast_int4_repeats(back, want_q, 0, on, repeat, s_blk, d_blk, s_rep, d_rep)
     for options in ({}, {"interpret": True}) if seed % 4 == 0 else ({},):
         got_q, got_back = q.copy(), back.copy()
-        int4_repeat_kernel.launch(h, got_q, got_back, int(mode), _signed(low), _signed(high), repeat, d_blk, s_blk,
+        int4_repeat_kernel.launch(h, got_q, got_back, int(mode), signed_word(low), signed_word(high), repeat, d_blk, s_blk,
                                   d_rep, s_rep, block_dim=1, **options)
         assert got_q.tobytes() == want_q.tobytes() and got_back.tobytes() == want_back.tobytes(), options
 

@@ -14,6 +14,8 @@ from ascend_numba._numba_compat.jit import jit
 from ascend_numba.host.references.broadcast import gather_repeats
 from ascend_numba.kernels import KernelCheckError, alloc_buffer, data_copy, gather, set_mask_count, set_mask_norm
 
+from helpers import MASK_WORDS, signed_word
+
 SRC, DST, OFFSETS = 4096, 8192, 512  # bytes, bytes, uint32 offsets
 
 
@@ -45,10 +47,6 @@ def gather_kernel(ctx, d16, s16, d32, s32, offsets, base, counter, low, high, re
     data_copy(ctx, d32, 0, b32, 0, DST // 4)
 
 
-def _signed(word):
-    return int(np.array(word, np.uint64).view(np.int64))
-
-
 def _run(seed, base, counter, low, high, repeat, d_rep, **mode):
     rng = np.random.default_rng(seed)
     s16 = rng.integers(0, 1 << 16, SRC // 2, dtype=np.uint16)
@@ -56,7 +54,7 @@ def _run(seed, base, counter, low, high, repeat, d_rep, **mode):
     offsets = (rng.integers(0, SRC // 4 - 64, OFFSETS) * 4).astype(np.uint32)  # 4-byte multiples: both widths
     d16, d32 = np.full(DST // 2, 0xEEEE, np.uint16), np.full(DST // 4, -3.0, np.float32)
     got16, got32 = d16.copy(), d32.copy()
-    gather_kernel.launch(got16, s16, got32, s32, offsets, base, counter, _signed(low), _signed(high), repeat, d_rep,
+    gather_kernel.launch(got16, s16, got32, s32, offsets, base, counter, signed_word(low), signed_word(high), repeat, d_rep,
                          block_dim=1, **mode)
     wants = []
     for dst, src in ((d16, s16), (d32, s32)):
@@ -69,11 +67,8 @@ def _run(seed, base, counter, low, high, repeat, d_rep, **mode):
     return (got16, got32), wants
 
 
-words = st.one_of(st.just((1 << 64) - 1), st.just(0), st.integers(0, (1 << 64) - 1))
-
-
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 99), base=st.integers(0, 16), counter=st.booleans(), low=words, high=words,
+@given(seed=st.integers(0, 99), base=st.integers(0, 16), counter=st.booleans(), low=MASK_WORDS, high=MASK_WORDS,
        count=st.integers(0, 256), repeat=st.integers(0, 3), d_rep=st.integers(0, 16))
 def test_gather_level0_is_the_reference(seed, base, counter, low, high, count, repeat, d_rep):
     got, want = _run(seed, base, counter, count if counter else low, high, repeat, d_rep)

@@ -19,6 +19,8 @@ from ascend_numba.kernels import (KernelCheckError, alloc_buffer, block_reduce_m
                                   get_reduce_repeat_sum_spr, get_reduce_repeat_max_min_spr, ReduceOrder, ReduceType,
                                   reduce_data_block, reduce_pair_elem, reduce_repeat)
 
+from helpers import signed_word
+
 SRC_BYTES, DST_BYTES = 4096, 4096
 FAMILY = [("sum", "whole"), ("max", "whole"), ("min", "whole"), ("sum", "block"), ("max", "block"), ("min", "block"),
           ("sum", "pair")]
@@ -72,17 +74,13 @@ def _sources(seed, specials):
     return s16, s32
 
 
-def _signed(word):
-    return int(np.array(word, np.uint64).view(np.int64))
-
-
 def _lane_on(low, high):
     return lambda r, k: bool((low >> k) & 1) if k < 64 else bool((high >> (k - 64)) & 1)
 
 
 def _run_repeat(which, s16, s32, low, high, repeat, dst_rep, blk, rep, order, **mode):
     d16, d32 = np.full(DST_BYTES // 2, 7, np.float16), np.full(DST_BYTES // 4, 7, np.float32)
-    repeat_kernel.launch(d16.view(np.uint16), s16.view(np.uint16), d32, s32, which, _signed(low), _signed(high),
+    repeat_kernel.launch(d16.view(np.uint16), s16.view(np.uint16), d32, s32, which, signed_word(low), signed_word(high),
                          repeat, dst_rep, blk, rep, order, block_dim=1, **mode)
     return d16, d32
 

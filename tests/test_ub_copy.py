@@ -15,6 +15,8 @@ from ascend_numba.host.references.layout import copy as copy_reference
 from ascend_numba.kernels import (CopyRepeatParams, KernelCheckError, alloc_buffer, copy, data_copy, set_mask_count,
                                   set_mask_norm, set_vector_mask)
 
+from helpers import MASK_WORDS, signed_word
+
 BYTES = 8192
 
 
@@ -46,17 +48,13 @@ def copy_kernel(ctx, d16, s16, d32, s32, counter, high, low, repeat, dst_stride,
     data_copy(ctx, d32, 0, b32, 0, BYTES // 4)
 
 
-def _signed(word):
-    return int(np.array(word, np.uint64).view(np.int64))
-
-
 def _run(seed, counter, high, low, repeat, dst_stride, src_stride, dst_rep, src_rep, **mode):
     rng = np.random.default_rng(seed)
     s16 = rng.integers(0, 1 << 16, BYTES // 2, dtype=np.uint16)
     s32 = rng.integers(0, 1 << 32, BYTES // 4, dtype=np.uint32).view(np.float32)  # NaN payloads among them
     d16, d32 = np.full(BYTES // 2, 0xEEEE, np.uint16), np.full(BYTES // 4, -3.0, np.float32)
     got16, got32 = d16.copy(), d32.copy()
-    copy_kernel.launch(got16, s16, got32, s32, counter, _signed(high), _signed(low), repeat, dst_stride, src_stride,
+    copy_kernel.launch(got16, s16, got32, s32, counter, signed_word(high), signed_word(low), repeat, dst_stride, src_stride,
                        dst_rep, src_rep, block_dim=1, **mode)
     wants = []
     for dst, src in ((d16, s16), (d32, s32)):
@@ -69,11 +67,8 @@ def _run(seed, counter, high, low, repeat, dst_stride, src_stride, dst_rep, src_
     return (got16, got32), wants
 
 
-words = st.one_of(st.just((1 << 64) - 1), st.just(0), st.integers(0, (1 << 64) - 1))
-
-
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 99), counter=st.booleans(), high=words, low=words, count=st.integers(0, 200),
+@given(seed=st.integers(0, 99), counter=st.booleans(), high=MASK_WORDS, low=MASK_WORDS, count=st.integers(0, 200),
        repeat=st.integers(0, 3), dst_stride=st.integers(0, 2), src_stride=st.integers(0, 2), dst_rep=st.integers(0, 24),
        src_rep=st.integers(0, 24))
 def test_copy_is_the_reference(seed, counter, high, low, count, repeat, dst_stride, src_stride, dst_rep, src_rep):
