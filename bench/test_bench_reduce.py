@@ -32,19 +32,25 @@ def ported_row_sum(ctx, x, z, n):
         data_copy(ctx, z, t * (TILE // ROW), b, 0, TILE // ROW)
 
 
+@numba.njit(cache=True, inline="always")
+def tree_sum(v, row):
+    """The binary tree of ``row`` (lane 2i with 2i + 1, then the pairs' sums...) in the buffer ``v``."""
+    v[:] = row
+    width = ROW
+    while width > 1:
+        for i in range(width // 2):
+            v[i] = v[2 * i] + v[2 * i + 1]
+        width //= 2
+    return v[0]
+
+
 @numba.njit(parallel=True, cache=True)
 def numba_tree(x, z):
     rows = x.size // ROW
     for lane in numba.prange(LANES):
         v = np.empty(ROW, np.float32)
         for r in range(lane * rows // LANES, (lane + 1) * rows // LANES):
-            v[:] = x[r * ROW:(r + 1) * ROW]
-            width = ROW
-            while width > 1:
-                for i in range(width // 2):
-                    v[i] = v[2 * i] + v[2 * i + 1]
-                width //= 2
-            z[r] = v[0]
+            z[r] = tree_sum(v, x[r * ROW:(r + 1) * ROW])
 
 
 @numba.njit(parallel=True, cache=True)
@@ -57,13 +63,7 @@ def numba_tree_tiled(x, z):
         for t in range(lane * tiles // LANES, (lane + 1) * tiles // LANES):
             a[:] = x[t * TILE:(t + 1) * TILE]
             for r in range(TILE // ROW):
-                v[:] = a[r * ROW:(r + 1) * ROW]
-                width = ROW
-                while width > 1:
-                    for i in range(width // 2):
-                        v[i] = v[2 * i] + v[2 * i + 1]
-                    width //= 2
-                b[r] = v[0]
+                b[r] = tree_sum(v, a[r * ROW:(r + 1) * ROW])
             z[t * (TILE // ROW):(t + 1) * (TILE // ROW)] = b
 
 
