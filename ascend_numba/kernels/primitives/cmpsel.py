@@ -52,6 +52,7 @@ from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import f32_as_u32
 from ..lane import _address
 from .context import address, trace_event, tracing
+from .element_bits import stored_scalar
 from .masks import (binary_params, call_mask, check_repeat, count_form_done, lane_index, mask_length, read_cmpmask,
                     repeats_of, unary_params, write_cmpmask)
 from .preload import advance_preload
@@ -59,7 +60,7 @@ from .preload import advance_preload
 # it enters one (the tile's type: fp16, the nearest fp16).
 from .vector import NO_OPERAND as VECTOR_NO_OPERAND
 from .vector import (_bits_load, _bits_store, _span, _trace_repeat, _vload, _vscalar, binary_strides, count_of,
-                     repeat_loop, stored_scalar, two_forms, unary_strides)
+                     repeat_loop, two_forms, unary_strides)
 
 __all__ = [*COMPARE_OPS]
 

@@ -33,11 +33,11 @@ from ..arguments import copy_types_agree
 from ..half import f32_as_u32, f32_to_f16, u32_as_f32
 from ..lane import STATE_PAD_F32, STATE_PAD_INT, STATE_PAD_SET, STATE_STREAM, _address, _load_i64, _store_i64, _voidptr
 from .context import address, copy_direction, in_ub, trace_event, tracing
-from .gather_repeat import gather_repeats
-from .tile_types import check_contiguous
 from .atomic import atomic_copy, atomic_on
+from .element_bits import stored_scalar
+from .gather_repeat import gather_repeats
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
-from .vector import stored_scalar
+from .tile_types import check_contiguous
 
 __all__ = ["data_copy", "DataCopyParams", "data_copy_pad", "set_pad_value", "DataCopyPadExtParams", "gather",
            "copy_bytes", "check_copy_types", "check_contiguous"]

@@ -1,6 +1,6 @@
 """An element's bits as an integer and back, for the primitives that move or pack bits (reductions'
 results, sort records, DMA atomics): an fp32 tile's through a reinterpretation, an integer tile's
-(a uint16 tile of fp16 bits too) as its stored value."""
+(a uint16 tile of fp16 bits too) as its stored value; and a scalar as a tile stores it."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from numba import types
 
 from ..._numba_compat.extending import overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS
-from ..half import f32_as_u32, u32_as_f32
+from ..half import f32_as_u32, f32_to_f16, u32_as_f32
+from .vector import as_element
 
-__all__ = ["bits_of", "put_bits"]
+__all__ = ["bits_of", "put_bits", "stored_scalar"]
 
 
 def bits_of(t, i):
@@ -46,3 +47,16 @@ def _ov_put_bits(t, i, bits):
             v -= mask + 1
         t[i] = dtype(v)
     return put
+
+
+def stored_scalar(tensor, value):
+    """A scalar as the tile stores it: an fp16 tile's bits of the nearest fp16 (round to nearest
+    even), else as :func:`as_element` converts it."""
+    raise NotImplementedError  # compiled only
+
+
+@overload(stored_scalar, jit_options=OVERLOAD_OPTIONS)
+def _ov_stored_scalar(tensor, value):
+    if tensor.dtype == types.uint16:
+        return lambda tensor, value: f32_to_f16(np.float32(value))
+    return as_element(tensor.dtype, value)

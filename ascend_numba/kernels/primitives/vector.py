@@ -187,19 +187,6 @@ def _ov_bits_scalar(tensor, value):
     return as_element(tensor.dtype, value)
 
 
-def stored_scalar(tensor, value):
-    """A scalar as the tile stores it: an fp16 tile's bits of the nearest fp16 (round to nearest
-    even), else as :func:`as_element` converts it."""
-    raise NotImplementedError  # compiled only
-
-
-@overload(stored_scalar, jit_options=OVERLOAD_OPTIONS)
-def _ov_stored_scalar(tensor, value):
-    if tensor.dtype == types.uint16:
-        return lambda tensor, value: f32_to_f16(np.float32(value))
-    return as_element(tensor.dtype, value)
-
-
 @overload(_vscalar, jit_options=OVERLOAD_OPTIONS)
 def _ov_vscalar(tensor, value):
     if tensor.dtype == types.uint16:
