@@ -14,6 +14,7 @@ from numba import carray
 
 from .._numba_compat.jit import jit
 from ..kernels.lane import STATE_AUTO, STATE_MOVED, STATE_PRIMITIVE, _load_i64, _store_i64, _voidptr
+from ..kernels.pipe_table import PIPE_V, T_PIPE_NOW, pipe_on, t_store
 from . import report
 from .rules import OPERAND_DST
 
@@ -30,9 +31,11 @@ def auto_mode(ctx):
 @jit(always_inline=True)
 def enter(ctx, prim):
     """A rule function starts: the lane moves data with ``prim`` (for tile-rebound) and it is the
-    primitive a redundant-load found while marking its writes is reported against."""
-    if auto_mode(ctx):
-        _store_i64(ctx.state_addr, STATE_PRIMITIVE, prim)
+    primitive a redundant-load or a pipeline rule found while marking its writes is reported
+    against; its accesses are the vector unit's unless it says otherwise (``pipeline.set_pipe``)."""
+    _store_i64(ctx.state_addr, STATE_PRIMITIVE, prim)
+    if pipe_on(ctx):
+        t_store(ctx, T_PIPE_NOW, PIPE_V)
 
 
 @jit(always_inline=True)

@@ -27,6 +27,7 @@ from typing import Callable
 
 from ..host.primitives import PRIMITIVES as _DECLARED
 from ..host.primitives import TENSOR_ROLES
+from ..host.tpipe import BUFFER_STATES, PIPE_NAMES, POSITION_NAMES
 
 __all__ = ["Rule", "RULES", "RULE", "REPORTED", "PRIMITIVES", "PRIMITIVE", "OPERANDS", "OPERAND_DST", "OPERAND_SRC",
            "OPERAND_SRC1", "OPERAND_TMP", "OPERAND_MASK", "MEMORIES", "GM", "UB", "GM_ACCESSES", "COUNTS", "MODES", "REPEAT_PARAMS",
@@ -266,6 +267,90 @@ VECTOR_PARTIAL_OVERLAP = Rule(
     "a level-0 vector call whose source overlaps its destination other than lane for lane: the device forbids a "
     "partial overlap within a repeat and a repeat reading bytes an earlier one wrote (Add, Sub, Mul, Max, Min, "
     "AddRelu and SubRelu may write over src1 when a repeat stride is 0, as the device allows)")
+
+
+def _que(queue, position):
+    return f"queue {queue} ({position}; the lane's TQue / TBuf handles count from 0 in the order it built them)"
+
+
+def _read_before_deque(operand, queue, position, buffer, ub_offset, state, pipe):
+    return (f"{operand} reads UB byte {ub_offset}, in buffer {buffer} of {_que(queue, position)}, whose tensor is "
+            f"{state}: not DeQue'd since the copy that filled it, so on the device the {pipe} pipe may read it "
+            "before that copy lands (CPU debugging runs the stages in order and hides it): DeQue first")
+
+
+def _use_after_free(operand, queue, position, buffer, ub_offset, access, freed):
+    when = "after its FreeTensor" if freed else "before any AllocTensor gave it out"
+    return (f"{operand} {access}s UB byte {ub_offset}, in buffer {buffer} of {_que(queue, position)}, {when}: the "
+            "queue may hand the buffer to the next AllocTensor, whose copy then overwrites it")
+
+
+def _queue_full(operand, queue, position, limit, call):
+    if call == "AllocTensor":
+        return (f"AllocTensor on {_que(queue, position)}: all {limit} of its buffers are allocated and not freed: the "
+                "device waits for a FreeTensor that never comes (a hang)")
+    return (f"EnQue on {_que(queue, position)}: {limit} tensors (its depth) are already enqueued and not DeQue'd: "
+            "EnQue fails on the device")
+
+
+def _wrong_queue(operand, queue, position, ub_offset, call):
+    if call == "DeQue":
+        return f"DeQue on {_que(queue, position)}, which holds no enqueued tensor: the device waits forever (a hang)"
+    return (f"{call} on {_que(queue, position)} of the tensor at UB byte {ub_offset}, which is not one of that "
+            "queue's buffers")
+
+
+def _never_freed(operand, queue, position, buffer, state):
+    return (f"buffer {buffer} of {_que(queue, position)} is {state} when the lane ends: a tensor allocated and never "
+            "freed (FreeTensor), so a later AllocTensor of a longer loop would hang")
+
+
+def _unsynchronized(operand, queue, buffer, ub_offset, writer, reader):
+    return (f"{operand} reads UB byte {ub_offset} of {'TBuf' if buffer < 0 else 'buffer'} {queue} that the {writer} "
+            f"pipe wrote, with no SetFlag / WaitFlag<HardEvent::{writer}_{reader}> (or PipeBarrier<PIPE_ALL>) "
+            f"between: on the device the {reader} pipe may read it before the write lands")
+
+
+def _pipe_setup(operand, queue, value, what):
+    return f"{what} ({_que(queue, 'handle')}, value {value})"
+
+
+PIPE_READ_BEFORE_DEQUE = Rule(
+    "pipe-read-before-deque", ("queue", "position", "buffer", "ub_offset", "state", "pipe"), _read_before_deque,
+    "a TQue tensor read by another pipe than the one that filled it before its DeQue (a Compute reading the CopyIn's "
+    "tensor it never DeQue'd, a CopyOut copying a tensor the Compute never EnQue'd): names the queue, buffer, state "
+    "and pipe", choices={"position": POSITION_NAMES, "state": BUFFER_STATES, "pipe": PIPE_NAMES})
+PIPE_USE_AFTER_FREE = Rule(
+    "pipe-use-after-free", ("queue", "position", "buffer", "ub_offset", "access", "freed"), _use_after_free,
+    "a TQue tensor read or written after its FreeTensor (or before any AllocTensor), freed twice, or enqueued "
+    "after it was freed", choices={"position": POSITION_NAMES, "access": GM_ACCESSES})
+PIPE_ALLOC_PAST_DEPTH = Rule(
+    "pipe-alloc-past-depth", ("queue", "position", "limit", "call"), _queue_full,
+    "an AllocTensor on a queue whose buffers are all allocated (the device hangs), or an EnQue past the queue's "
+    "depth", choices={"position": POSITION_NAMES, "call": ("AllocTensor", "EnQue")})
+PIPE_WRONG_QUEUE = Rule(
+    "pipe-wrong-queue", ("queue", "position", "ub_offset", "call"), _wrong_queue,
+    "EnQue, DeQue or FreeTensor on a queue the tensor does not belong to, or a DeQue of an empty queue (the device "
+    "hangs)", choices={"position": POSITION_NAMES, "call": ("EnQue", "DeQue", "FreeTensor")})
+PIPE_NEVER_FREED = Rule(
+    "pipe-never-freed", ("queue", "position", "buffer", "state"), _never_freed,
+    "a TQue tensor still allocated (not FreeTensor'd) when the lane ends",
+    choices={"position": POSITION_NAMES, "state": BUFFER_STATES})
+PIPE_UNSYNCHRONIZED = Rule(
+    "pipe-unsynchronized", ("queue", "buffer", "ub_offset", "writer", "reader"), _unsynchronized,
+    "UB bytes of a TBuf (no queue orders it) read by one pipe after another pipe wrote them with no SetFlag / "
+    "WaitFlag of that event (or PipeBarrier<PIPE_ALL>) between: a copy into a TBuf and the vector op reading it "
+    "(manual synchronisation)", choices={"writer": PIPE_NAMES, "reader": PIPE_NAMES})
+PIPE_SETUP = Rule(
+    "pipe-setup", ("queue", "value", "what"), _pipe_setup,
+    "a TPipe call the device refuses: a queue used before its InitBuffer, a TQue / TQueBind position pair it does "
+    "not take, more than 32 handles or 64 buffers, a TBufPool's buffers past its bytes, a TBuf Get past its buffer "
+    "or not whole 32-byte blocks, an event id outside 0..7",
+    choices={"what": ("a queue used before its InitBuffer", "a position (pair) a TQue / TQueBind does not take",
+                      "more handles than the pipe table holds (32)", "more buffers than a TPipe manages (64)",
+                      "InitBuffer past its TBufPool's bytes", "TBuf Get past its buffer",
+                      "TBuf Get not whole 32-byte blocks", "an event id outside 0..7",
+                      "InitBuffer's buffer count outside 1..64")})
 
 # Each record by its name here in lower case: the name of its reporter (see .dispatch).
 REPORTED = {k.lower(): v for k, v in globals().items() if isinstance(v, Rule)}

@@ -24,6 +24,7 @@ from ..kernels.lane import STATE_GARBAGE, _load_i64, _load_word, _store_i64, _vo
 from . import report
 from .auto import auto_mode, auto_overwrite, auto_read
 from .dispatch import is_ub
+from .pipeline import pipe_read, pipe_write
 from .words import SMALL_BLOCK, low_bytes, put_word, repeat_byte
 
 __all__ = ["SHADOW_PARTS", "shadow_bytes", "first_unwritten", "mark_epoch", "mark_written", "mark_blocks_written",
@@ -61,6 +62,7 @@ def first_unwritten(ctx, start, n):
 def mark_epoch(ctx, start, n):
     """UB bytes ``[start, start + n)`` written since Init (their garbage marks left as they are)."""
     auto_overwrite(ctx, start, n)
+    pipe_write(ctx, start, n)
     shadow = carray(_voidptr(ctx.shadow_addr + WRITTEN_PART * ctx.ub_size + start), n, np.uint8)
     epoch = np.uint8(ctx.epoch)
     for i in range(n):
@@ -199,7 +201,7 @@ def ub_read_ok(ctx, prim, operand, addr, start, n):
         report.ub_uninitialized_read(ctx, prim, operand, first_byte=first, start=a0, end=a0 + n)
         return False
     auto_read(ctx, a0, n)
-    return True
+    return pipe_read(ctx, prim, operand, a0, n)
 
 
 @jit(_nrt=True)  # builds carray views (an array value needs the runtime)
@@ -231,7 +233,7 @@ def ub_blocks_read_ok(ctx, prim, operand, a0, pitch, block_len, block_count):
     if auto_mode(ctx):
         for k in range(block_count):
             auto_read(ctx, a0 + k * pitch, block_len)
-    return True
+    return pipe_read(ctx, prim, operand, a0, (block_count - 1) * pitch + block_len)
 
 
 @jit(_nrt=True)  # builds carray views (an array value needs the runtime)
@@ -240,6 +242,7 @@ def mark_blocks_written(ctx, a0, pitch, block_len, block_count):
     if auto_mode(ctx):
         for k in range(block_count):
             auto_overwrite(ctx, a0 + k * pitch, block_len)
+    pipe_write(ctx, a0, (block_count - 1) * pitch + block_len)
     if block_len <= SMALL_BLOCK:
         mask = low_bytes(block_len)
         epoch = repeat_byte(ctx.epoch, mask)

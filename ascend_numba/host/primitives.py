@@ -614,6 +614,27 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "vector"),
     Primitive("get_mrg_sort_result", "GetMrgSortResult", "sort", (),
               "GetMrgSortResult: the records the last MrgSort took from each of its four queues.", ""),
+    # Ascend C's programming model (kernels/primitives/tpipe.py; its rules: checked/pipeline.py).
+    Primitive("init_buffer", "InitBuffer", "pipe", ("owner", "handle", "num", "length"),
+              "InitBuffer: bind ``num`` buffers of ``length`` bytes to a queue (one to a TBuf) from the TPipe's UB.",
+              "check_pipe_call"),
+    Primitive("alloc_tensor", "AllocTensor", "pipe", ("que", "dtype"),
+              "AllocTensor: the queue's next free buffer as a tensor.", "check_pipe_call"),
+    Primitive("en_que", "EnQue", "pipe", ("que", "tensor"),
+              "EnQue: the tensor joins its queue for the stage that DeQues it.", "check_pipe_call"),
+    Primitive("de_que", "DeQue", "pipe", ("que", "dtype"),
+              "DeQue: the queue's oldest enqueued tensor.", "check_pipe_call"),
+    Primitive("free_tensor", "FreeTensor", "pipe", ("que", "tensor"),
+              "FreeTensor: the tensor's buffer back to its queue.", "check_pipe_call"),
+    Primitive("tbuf_get", "Get", "pipe", ("buf", "dtype", "count"),
+              "Get: a TBuf's buffer as a tensor.", "check_pipe_call"),
+    Primitive("set_flag", "SetFlag", "pipe", ("event", "event_id"),
+              "SetFlag: the event's destination pipe may go on once its source pipe's work so far is done.",
+              "check_pipe_call"),
+    Primitive("wait_flag", "WaitFlag", "pipe", ("event", "event_id"),
+              "WaitFlag: the event's destination pipe waits for the matching SetFlag.", ""),
+    Primitive("pipe_barrier", "PipeBarrier", "pipe", ("pipe",),
+              "PipeBarrier: PIPE_ALL orders every pipe after everything before it.", ""),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

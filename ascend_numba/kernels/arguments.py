@@ -150,6 +150,12 @@ class _Flow:
                 if len(call.args) > max(d, s):
                     self.copy(binding.get(_base(call.args[d])), binding.get(_base(call.args[s])), where)
                 continue
+            if name == "set_global_buffer" and len(call.args) > 1:  # GlobalTensor<T>: the argument's type
+                gm, dtype = binding.get(_base(call.args[0])), _dtype_of(call.args[1], scope)
+                if gm and gm[0] == "gm" and dtype is not None:
+                    self.found.setdefault(gm[1], set()).add(
+                        (dtype, f"declares it GlobalTensor<{dtype}> (SetGlobalBuffer{where})"))
+                continue
             target = scope.get(name) if isinstance(call.func, ast.Name) else None
             if target is None or depth >= _MAX_DEPTH:
                 continue
@@ -263,6 +269,11 @@ def _literal_dtype(call: ast.Call, scope: dict) -> np.dtype | None:
     index = 2 if _callee(call) == "alloc_buffer" else 1
     expr = call.args[index] if len(call.args) > index else next(
         (k.value for k in call.keywords if k.arg == "dtype"), None)
+    return _dtype_of(expr, scope)
+
+
+def _dtype_of(expr, scope: dict) -> np.dtype | None:
+    """The dtype an expression names (``np.float32``, ``"float32"``, a constant bound to one), or None."""
     if expr is None or not all(isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Load))
                                for n in ast.walk(expr)):
         return None  # a name, an attribute or a string: nothing is called

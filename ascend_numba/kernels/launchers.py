@@ -18,18 +18,25 @@ import numpy as np
 from numba import get_thread_id, prange, types
 from numba.extending import intrinsic
 
+from ..checked.pipeline import check_pipe_end
 from ..checked.rules import CHECK_RULE
 from ..host.trace import EVENT_FIELDS, TRACE_EVENTS
 from .._numba_compat.call import borrowed, call_by_address
 from .._numba_compat.extending import TypingError, cgutils, overload, python_twin
 from .._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from .interpret import python_function, run_python
-from .lane import ERR_LANE_RAISED, LANE_TYPES, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, CheckedLane, Lane, \
-    TracedLane, _address
+from .lane import ERR_LANE_RAISED, LANE_TYPES, PIPE_TABLE_BYTES, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, \
+    CheckedLane, Lane, TracedLane, _address
 from .primitives.sync import barrier_finish, barrier_wait_turn
 
 __all__ = ["launch_lanes", "launch_lanes_checked", "run_resident_lane", "run_resident_lane_checked", "run_resident",
            "launcher", "body_signature"]
+
+
+@jit(always_inline=True)
+def _ub_size(ub):
+    # A UB row ends with the lane's pipe table (see lane.PIPE_TABLE_BYTES): not UB.
+    return np.int64(ub.size - PIPE_TABLE_BYTES)
 
 
 def _make_lane(i, block_dim, ub, block_bytes, state, trace):
@@ -41,13 +48,13 @@ def _ov_make_lane(i, block_dim, ub, block_bytes, state, trace):
     # The plain launcher passes trace=None; a traced one passes the trace rows.
     if isinstance(trace, types.NoneType):
         def plain(i, block_dim, ub, block_bytes, state, trace):
-            return Lane(np.int64(i), np.int64(block_dim), _address(ub), np.int64(ub.size), np.int64(block_bytes),
+            return Lane(np.int64(i), np.int64(block_dim), _address(ub), _ub_size(ub), np.int64(block_bytes),
                         _address(state))
         return plain
 
     def traced(i, block_dim, ub, block_bytes, state, trace):
         row = trace[i]
-        return TracedLane(np.int64(i), np.int64(block_dim), _address(ub), np.int64(ub.size),
+        return TracedLane(np.int64(i), np.int64(block_dim), _address(ub), _ub_size(ub),
                           np.int64(block_bytes), _address(state), _address(row),
                           np.int64((row.size - TRACE_EVENTS) // EVENT_FIELDS))
     return traced
@@ -59,7 +66,7 @@ def _make_checked_lane(i, block_dim, ub, block_bytes, state, trace, check, shado
     # (checked.regions) and the rule function table (checked.dispatch).
     row = trace[i]
     table, rules = regions
-    return CheckedLane(np.int64(i), np.int64(block_dim), _address(ub), np.int64(ub.size), np.int64(block_bytes),
+    return CheckedLane(np.int64(i), np.int64(block_dim), _address(ub), _ub_size(ub), np.int64(block_bytes),
                        _address(state), _address(row), np.int64((row.size - TRACE_EVENTS) // EVENT_FIELDS),
                        _address(check[i]), _address(shadow), np.int64(epoch), _address(table),
                        np.int64(table.shape[0]), _address(rules))
@@ -182,6 +189,7 @@ def launch_lanes_checked(block_dim, ub_pool, block_bytes, state, trace, check, s
         ctx = _make_checked_lane(i, block_dim, ub_pool[0], block_bytes, state[i], trace, check, shadow, epoch,
                                  regions)
         _lane_raised(state[i], _call_body(body_addr, ctx, args, record))
+        check_pipe_end(ctx)
         if check[i, CHECK_RULE] != 0 or state[i, STATE_ERROR] != 0:
             return i + 1
     return block_dim
@@ -204,6 +212,7 @@ def run_resident_lane_checked(i, block_dim, ub, block_bytes, state, trace, check
     barrier_wait_turn(_address(barrier), i)
     ctx = _make_checked_lane(i, block_dim, ub, block_bytes, state[i], trace, check, shadow, 1, regions)
     _lane_raised(state[i], _call_body(body_addr, ctx, args, _tiling_record(tiling)))
+    check_pipe_end(ctx)
     barrier_finish(_address(barrier), i, True)
 
 

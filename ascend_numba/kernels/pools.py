@@ -9,6 +9,8 @@ import threading
 import numba
 import numpy as np
 
+from .lane import PIPE_TABLE_BYTES
+
 __all__ = ["UBPool", "UB_POOL"]
 
 
@@ -16,6 +18,7 @@ class UBPool(threading.local):
     """One UB per host thread, reused by every lane that thread runs (the device's UB is not zeroed either)."""
 
     def get(self, ub_size: int) -> np.ndarray:
+        ub_size += PIPE_TABLE_BYTES  # each row: the UB, then the lane's pipe table
         pool = getattr(self, "pool", None)
         if pool is None or pool.shape[1] != ub_size:
             # get_thread_id() < NUMBA_NUM_THREADS whatever set_num_threads() says.
@@ -24,6 +27,7 @@ class UBPool(threading.local):
 
     def resident(self, ub_size: int, lanes: int) -> np.ndarray:
         """One UB per lane, for launches whose lanes are all resident (SyncAll)."""
+        ub_size += PIPE_TABLE_BYTES
         rows = getattr(self, "rows", None)
         if rows is None or rows.shape[1] != ub_size or rows.shape[0] < lanes:
             rows = self.rows = np.empty((lanes, ub_size), np.uint8)

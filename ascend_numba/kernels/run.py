@@ -12,14 +12,15 @@ from ..checked.run import run_checked
 from ..config import KERNEL_PRINT_WORDS, STREAM_BYTES, TRACE_CAPACITY
 from ..host.errors import KernelError
 from ..host.platform import Platform
+from ..host.tpipe import pipe_error
 from ..host.trace import LaunchTrace, trace_row_length
 from ..memory import take_fresh
 from .._numba_compat.call import raised_exception
 from .interpret import raised
 from .lane import (
-    ERR_LANE_RAISED, ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY, LANE_STATE_SLOTS,
-    MASK_START, STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, STATE_MASK_HIGH, STATE_MASK_LOW,
-    STATE_PRINT, STATE_STREAM,
+    ERR_LANE_RAISED, ERR_PIPE, ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY,
+    LANE_STATE_SLOTS, MASK_START, STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, STATE_MASK_HIGH,
+    STATE_MASK_LOW, STATE_PRINT, STATE_STREAM,
 )
 from .launchers import launch_lanes, launcher, run_resident, run_resident_lane
 from .pools import UB_POOL
@@ -156,6 +157,8 @@ def raise_lane_error(state: np.ndarray, platform: Platform, lane: int | None = N
         raise KernelError(f"lane {lane}: sync_all (SyncAll) abandoned: {state[lane, STATE_ERROR_DETAIL]} lane(s) "
                           "ended without reaching it (on the device the launch hangs); every lane must call "
                           "SyncAll the same number of times")
+    if state[lane, STATE_ERROR] == ERR_PIPE:
+        raise KernelError(f"lane {lane}: {pipe_error(int(state[lane, STATE_ERROR_DETAIL]))}")
     if state[lane, STATE_ERROR] == ERR_LANE_RAISED:
         key = int(state[lane, STATE_EXCEPTION])
         exc = raised(key) if key < 0 else raised_exception(key)

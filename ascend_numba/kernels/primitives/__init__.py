@@ -28,6 +28,7 @@
 ``pinned``         pinned element functions (Exp, Ln): one implementation, compiled and interpreted
 ``ttrans``         TTRANS, the tile transpose
 ``sync``           ``sync_all`` (SyncAll), the barrier across the lanes of a launch
+``tpipe``          TPipe, TQue, TQueBind, TBuf, TBufPool, SetFlag / WaitFlag, SetGlobalBuffer, GetBlockIdx
 ``debug``          ``kprint`` (AscendC::printf) and ``dump_tensor`` (DumpTensor), printed after the launch
 ``scalar``         GetValue and the scalar unit's helpers: GetBitCount, CountLeadingZero, GetSFFValue, CeilDivision...
 ``llvm``           the LLVM intrinsics the copies are built from
@@ -80,6 +81,8 @@ from .memory import alloc_buffer, reinterpret
 from .preload import preload
 from .sync import sync_all
 from .ttrans import ttrans
+from . import tpipe
+from .tpipe import *  # noqa: F403 - TPipe, TQue, TBuf... (Ascend C's programming model)
 from .vector import *  # noqa: F403 - every declared vector op (host.primitives) and set_value
 
 __all__ = [
@@ -103,5 +106,5 @@ __all__ = [
     "cast", "cast_bf16", "cast_int4", "cast_dequant", "set_deq_scale", "add_deq_relu",
     "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
     "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",
-    "UnaryRepeatParams",
+    "UnaryRepeatParams", *tpipe.__all__,
 ]

@@ -20,6 +20,7 @@ from ...checked.auto import auto_read, enter, mark_loaded, moved_data
 from ...checked.dispatch import BLOCK_COUNT, BLOCK_LEN, COUNT, DST_STRIDE, SRC_STRIDE, checked_rule, count_ok, is_ub
 from ...checked.gm_ownership import claim, note_read
 from ...checked.gm_regions import carries_garbage, carry_garbage, gm_range, region_bytes
+from ...checked.pipeline import set_pipe
 from ...checked.rules import GM, OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE, UB
 from ...checked.ub_shadow import (
     first_garbage, first_unwritten, is_local_operand, mark_blocks_written, mark_epoch, mark_written, move_garbage,
@@ -32,6 +33,7 @@ from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..arguments import copy_types_agree
 from ..half import f32_as_u32, f32_to_f16, u32_as_f32
 from ..lane import STATE_PAD_F32, STATE_PAD_INT, STATE_PAD_SET, STATE_STREAM, _address, _load_i64, _store_i64, _voidptr
+from ..pipe_table import PIPE_MTE2, PIPE_MTE3, PIPE_V
 from .context import address, copy_direction, in_ub, trace_event, tracing
 from .atomic import atomic_copy, atomic_on
 from .element_bits import stored_scalar
@@ -153,6 +155,8 @@ def check_transfer(ctx, prim, dst_addr, dst_nbytes, dst_byte, src_addr, src_nbyt
         return True
     src_local = is_ub(ctx, src_addr)
     dst_local = is_ub(ctx, dst_addr)
+    # GM -> UB is MTE2's, UB -> GM MTE3's, UB -> UB the vector unit's (checked mode's pipe order).
+    set_pipe(ctx, PIPE_MTE2 if not src_local else PIPE_MTE3 if not dst_local else PIPE_V)
     if prim == PRIM_DATA_COPY and block_len % ctx.block_bytes != 0:
         # Where each side starts: a UB byte offset, or a byte offset in the GM tensor passed.
         s = src_addr - ctx.ub_addr + src_byte if src_local else src_byte

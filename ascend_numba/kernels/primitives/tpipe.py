@@ -1,0 +1,555 @@
+"""Ascend C's programming model: TPipe, TQue, TQueBind, TBuf, TBufPool, their tensors and events.
+
+A port keeps the C++'s calls in the C++'s order::
+
+    pipe = TPipe(ctx)                                   # TPipe pipe;
+    in_queue_x = TQue(pipe, TPosition.VECIN, BUFFER_NUM)  # TQue<TPosition::VECIN, BUFFER_NUM> inQueueX;
+    pipe.init_buffer(in_queue_x, BUFFER_NUM, TILE_LENGTH * 2)
+    x_local = in_queue_x.alloc_tensor(half)             # inQueueX.AllocTensor<half>()
+    data_copy(ctx, x_local, 0, x_gm, i * TILE_LENGTH, TILE_LENGTH)
+    in_queue_x.en_que(x_local)
+    x_local = in_queue_x.de_que(half)
+    in_queue_x.free_tensor(x_local)
+
+The handles are small named tuples (the lane and a slot), and their state is the device's
+TPipe object's, kept in the lane's pipe table (``kernels/pipe_table.py``): a handle passes
+between stage functions for free and Numba compiles the whole kernel-class shape as functions of
+them (see ``docs/kernels/ascendc.md``).  A tensor is a typed view of the UB bytes of its buffer,
+as every primitive takes; a call finds its buffer by address.
+
+The device's semantics (asc-devkit at 0da921b: ``impl/basic_api/kernel_tquebind_impl.h``,
+``kernel_tbuf_impl.h``, ``kernel_tbufpool_impl.h``; the ``TQue``, ``TBuf``, ``TPipe``, ``TBufPool``
+and ``SetFlag-WaitFlag`` pages): AllocTensor takes the queue's next FREE buffer round-robin,
+EnQue needs an allocated (or dequeued) tensor of this queue and fewer than ``depth`` enqueued,
+DeQue takes the oldest enqueued, FreeTensor a tensor not free.  What the device would hang on
+(AllocTensor with every buffer out, DeQue of an empty queue) or refuse is a lane error in any
+lane, as Ascend C's CPU debugging stops there; checked mode names the rule
+(``checked/pipeline.py``, which also sees the pipeline hazards the stages' order hides).
+"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+from numba import carray, types
+from numba.extending import overload_method
+
+from ...checked.pipeline import check_pipe_call
+from ...checked.rules import PRIMITIVE
+from ...host.tpipe import (
+    EVENT_PIPES, MAX_HANDLES, PIPE, QUE_DEQUE, QUE_ENQUE, QUE_FREE, QUE_OCCUPIED, ST_DEPTH, ST_EMPTY, ST_FOREIGN,
+    ST_FREED, ST_FULL, ST_SETUP, HardEvent, TPosition,
+)
+from ..._numba_compat.jit import jit
+from ..interpret import python_function
+from ..lane import ERR_PIPE, ERR_UB_CAPACITY, STATE_PIPE, STATE_UB_TOP, _address, _load_i64, _store_i64, _voidptr
+from ..pipe_table import (
+    B_ADDR, B_FREED, B_HANDLE, B_LEN, B_ORDER, B_STATE, B_WRITER, EVENT_IDS, H_DEPTH, H_DST, H_FIRST, H_KIND, H_LEN,
+    H_NEXT, H_NUM, H_ORDER, H_SRC, H_USED, KIND_BUF, KIND_POOL, KIND_QUE, MAX_BUFFERS, PIPE_TABLE_SLOTS,
+    T_BUFFERS, T_FLAGS, T_HANDLES, T_SEQ, T_SYNCED, TRACKED, b_load, b_store, h_load, h_store, t_load, t_store,
+)
+from .context import lane_error
+from .memory import _itemsize, check_alloc_failed
+
+__all__ = ["aicore", "TPipe", "TQue", "TQueBind", "TBuf", "TBufPool", "TPosition", "HardEvent", "PIPE", "init_buffer",
+           "init_buf_pool", "alloc_tensor", "en_que", "de_que", "free_tensor", "tbuf_get", "set_flag", "wait_flag",
+           "pipe_barrier", "set_global_buffer", "get_block_idx", "get_block_num", "get_sub_block_idx"]
+
+PRIM_INIT_BUFFER, PRIM_ALLOC_TENSOR, PRIM_EN_QUE, PRIM_DE_QUE, PRIM_FREE_TENSOR, PRIM_GET, PRIM_SET_FLAG = (
+    PRIMITIVE[n] for n in ("InitBuffer", "AllocTensor", "EnQue", "DeQue", "FreeTensor", "Get", "SetFlag"))
+# pipe-setup's cases (checked.rules.PIPE_SETUP's choices).
+(SETUP_NOT_INIT, SETUP_POSITION, SETUP_HANDLES, SETUP_BUFFERS, SETUP_POOL, SETUP_GET_LEN, SETUP_GET_BLOCKS,
+ SETUP_EVENT_ID, SETUP_NUM) = range(9)
+# A position's index in host.tpipe.POSITION_NAMES: GM, VECIN, VECOUT, VECCALC.
+_POSITION_INDEX = {TPosition.GM: 0, TPosition.VECIN: 1, TPosition.VECOUT: 2, TPosition.VECCALC: 3}
+_GM, _VECIN, _VECOUT, _VECCALC = range(4)
+# HardEvent -> its (source, destination) pipe index (-1: an event between pipes the twin does not order).
+_EVENT_SRC = np.full(len(HardEvent), -1, np.int64)
+_EVENT_DST = np.full(len(HardEvent), -1, np.int64)
+for _event, (_src, _dst) in EVENT_PIPES.items():
+    _EVENT_SRC[_event], _EVENT_DST[_event] = _src, _dst
+
+
+def aicore(func):
+    """``__aicore__ inline``: one of the kernel's own functions (its class's Init, Process, a stage),
+    compiled with the house's options; it may take and return tensors and handles."""
+    return jit(func, _nrt=True)
+
+
+def _interpreted(func):
+    # A handle's Python method (interpret mode only: compiled code takes the overload_method below).
+    return lambda *args: python_function(func.py_func)(*args)
+
+
+class _Pipe(collections.namedtuple("TPipe", ["ctx", "slot"])):
+    """The lane's TPipe: ``init_buffer(que, num, len)``, ``init_buffer(tbuf, len)``, ``init_buf_pool``."""
+
+    __slots__ = ()
+
+    def init_buffer(self, handle, num_or_len, length=-1):
+        return _interpreted(init_buffer)(self, handle, *_buffer_args(num_or_len, length))
+
+    def init_buf_pool(self, pool, length):
+        return _interpreted(init_buf_pool)(self, pool, length)
+
+
+class _Que(collections.namedtuple("TQue", ["ctx", "slot"])):
+    """A TQue / TQueBind: ``alloc_tensor(dtype)``, ``en_que(t)``, ``de_que(dtype)``, ``free_tensor(t)``."""
+
+    __slots__ = ()
+
+    def alloc_tensor(self, dtype):
+        return _interpreted(alloc_tensor)(self, dtype)
+
+    def en_que(self, tensor):
+        return _interpreted(en_que)(self, tensor)
+
+    def de_que(self, dtype):
+        return _interpreted(de_que)(self, dtype)
+
+    def free_tensor(self, tensor):
+        return _interpreted(free_tensor)(self, tensor)
+
+
+class _Buf(collections.namedtuple("TBuf", ["ctx", "slot"])):
+    """A TBuf: ``get(dtype)`` (the whole buffer) or ``get(dtype, count)``."""
+
+    __slots__ = ()
+
+    def get(self, dtype, count=-1):
+        return _interpreted(tbuf_get)(self, dtype, count)
+
+
+class _Pool(collections.namedtuple("TBufPool", ["ctx", "slot"])):
+    """A TBufPool: ``init_buffer`` as the TPipe's, inside the pool's bytes; ``reset()``."""
+
+    __slots__ = ()
+
+    def init_buffer(self, handle, num_or_len, length=-1):
+        return _interpreted(init_buffer)(self, handle, *_buffer_args(num_or_len, length))
+
+    def reset(self):
+        return _interpreted(pool_reset)(self)
+
+
+def _buffer_args(num_or_len, length):
+    return (1, num_or_len) if length < 0 else (num_or_len, length)
+
+
+# ---- building the handles ------------------------------------------------------------------------
+
+@jit
+def TPipe(ctx):
+    """TPipe: the lane's buffer manager, empty (its queues and buffers bound by ``init_buffer``)."""
+    for i in range(PIPE_TABLE_SLOTS):
+        t_store(ctx, i, 0)
+    _store_i64(ctx.state_addr, STATE_PIPE, 1)
+    return _Pipe(ctx, -1)  # slot -1: the TPipe itself, where a TBufPool has its handle
+
+
+@jit
+def _handle(ctx, kind, src, dst, depth):
+    h = t_load(ctx, T_HANDLES)
+    if h >= MAX_HANDLES:
+        _fail(ctx, PRIM_INIT_BUFFER, ST_SETUP, MAX_HANDLES - 1, h, SETUP_HANDLES)
+        return MAX_HANDLES - 1  # a slot that stays empty: every call on it fails
+    t_store(ctx, T_HANDLES, h + 1)
+    h_store(ctx, h, H_KIND, kind)
+    h_store(ctx, h, H_SRC, src)
+    h_store(ctx, h, H_DST, dst)
+    h_store(ctx, h, H_DEPTH, depth)
+    return h
+
+
+@jit(always_inline=True)
+def _fail(ctx, prim, status, queue, a, b):
+    """A call the device hangs on or refuses: checked mode names the rule; every lane stops."""
+    check_pipe_call(ctx, prim, status, queue, a, b)
+    lane_error(ctx, ERR_PIPE, status * MAX_HANDLES + queue)
+
+
+@jit
+def TQueBind(pipe, src, dst, depth):
+    """TQueBind<src, dst, depth>: a queue from position ``src`` to ``dst`` (GM -> VECIN, VECOUT -> GM,
+    VECIN -> VECOUT), at most ``depth`` tensors enqueued at once."""
+    s, d = _position_index(src), _position_index(dst)
+    h = _handle(pipe.ctx, KIND_QUE, s, d, depth)
+    if not ((s == _GM and d == _VECIN) or (s == _VECOUT and d == _GM) or (s == _VECIN and d == _VECOUT)):
+        _fail(pipe.ctx, PRIM_INIT_BUFFER, ST_SETUP, h, src * 256 + dst, SETUP_POSITION)
+    return _Que(pipe.ctx, h)
+
+
+@jit
+def TQue(pipe, position, depth):
+    """TQue<position, depth>: VECIN (filled from GM) or VECOUT (drained to GM); VECCALC takes a TBuf."""
+    p = _position_index(position)
+    h = _handle(pipe.ctx, KIND_QUE, _GM if p == _VECIN else p, _GM if p == _VECOUT else p, depth)
+    if p != _VECIN and p != _VECOUT:
+        _fail(pipe.ctx, PRIM_INIT_BUFFER, ST_SETUP, h, position, SETUP_POSITION)
+    return _Que(pipe.ctx, h)
+
+
+@jit
+def TBuf(pipe, position):
+    """TBuf<position>: one buffer with no queue (temporaries; its users order its pipes themselves)."""
+    return _Buf(pipe.ctx, _handle(pipe.ctx, KIND_BUF, _position_index(position), 0, 0))
+
+
+@jit
+def TBufPool(pipe, position):
+    """TBufPool<position>: a sub-pool of UB its own queues and buffers are bound in (``init_buf_pool``)."""
+    return _Pool(pipe.ctx, _handle(pipe.ctx, KIND_POOL, _position_index(position), 0, 0))
+
+
+@jit(always_inline=True)
+def _position_index(position):
+    if position == TPosition.VECIN:
+        return _VECIN
+    if position == TPosition.VECOUT:
+        return _VECOUT
+    if position == TPosition.VECCALC:
+        return _VECCALC
+    return _GM
+
+
+# ---- binding buffers -----------------------------------------------------------------------------
+
+@jit
+def _take(owner, nbytes, h):
+    """``nbytes`` of UB (whole blocks) from the TPipe (the lane's UB top, as alloc_buffer takes) or
+    from a TBufPool's bytes; the UB offset, or -1."""
+    ctx = owner.ctx
+    if owner.slot >= 0:  # a TBufPool
+        pool = owner.slot
+        at = h_load(ctx, pool, H_NEXT)
+        end = h_load(ctx, pool, H_FIRST) + h_load(ctx, pool, H_LEN)
+        if at + nbytes > end:
+            _fail(ctx, PRIM_INIT_BUFFER, ST_SETUP, h, at + nbytes, SETUP_POOL)
+            return -1
+        h_store(ctx, pool, H_NEXT, at + nbytes)
+        return at
+    top = _load_i64(ctx.state_addr, STATE_UB_TOP)
+    if top + nbytes > ctx.ub_size:
+        check_alloc_failed(ctx, top + nbytes)
+        lane_error(ctx, ERR_UB_CAPACITY, top + nbytes)
+        return -1
+    _store_i64(ctx.state_addr, STATE_UB_TOP, top + nbytes)
+    return top
+
+
+@jit
+def init_buffer(owner, handle, num, length):
+    """InitBuffer: bind ``num`` buffers of ``length`` bytes (rounded up to the 32-byte block) to a
+    queue, or one to a TBuf, from the TPipe's UB (or a TBufPool's); past the UB is ub-over-capacity."""
+    ctx = owner.ctx
+    h = handle.slot
+    if num < 1 or num > 64:
+        _fail(ctx, PRIM_INIT_BUFFER, ST_SETUP, h, num, SETUP_NUM)
+        return
+    b0 = t_load(ctx, T_BUFFERS)
+    if b0 + num > MAX_BUFFERS:
+        _fail(ctx, PRIM_INIT_BUFFER, ST_SETUP, h, b0 + num, SETUP_BUFFERS)
+        return
+    nbytes = (length + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes
+    at = _take(owner, num * nbytes, h)
+    if at < 0:
+        return
+    t_store(ctx, T_BUFFERS, b0 + num)
+    for k in range(num):
+        b_store(ctx, b0 + k, B_ADDR, at + k * nbytes)
+        b_store(ctx, b0 + k, B_LEN, nbytes)
+        b_store(ctx, b0 + k, B_HANDLE, h)
+    h_store(ctx, h, H_NUM, num)
+    h_store(ctx, h, H_LEN, nbytes)
+    h_store(ctx, h, H_FIRST, b0)
+    if h_load(ctx, h, H_KIND) == KIND_BUF:
+        b_store(ctx, b0, B_STATE, QUE_OCCUPIED)  # a TBuf's buffer is always in use
+
+
+@jit
+def init_buf_pool(pipe, pool, length):
+    """InitBufPool: ``length`` bytes (whole blocks) of the TPipe's UB for the pool's buffers."""
+    ctx = pipe.ctx
+    nbytes = (length + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes
+    at = _take(pipe, nbytes, pool.slot)
+    h_store(ctx, pool.slot, H_FIRST, max(at, 0))
+    h_store(ctx, pool.slot, H_LEN, nbytes if at >= 0 else 0)
+    h_store(ctx, pool.slot, H_NEXT, max(at, 0))
+
+
+@jit
+def pool_reset(pool):
+    """TBufPool::Reset: the pool's bytes are free for the next queues and buffers (its earlier
+    buffers' tensors are no longer valid)."""
+    h_store(pool.ctx, pool.slot, H_NEXT, h_load(pool.ctx, pool.slot, H_FIRST))
+
+
+# ---- the queue's tensors -------------------------------------------------------------------------
+
+@jit(_nrt=True)  # returns an array view (an array value needs the runtime)
+def _view(ctx, b, nbytes, dtype):
+    if b < 0:
+        return carray(_voidptr(ctx.ub_addr), 0, dtype)
+    return carray(_voidptr(ctx.ub_addr + b_load(ctx, b, B_ADDR)), nbytes // _itemsize(dtype), dtype)
+
+
+@jit
+def _ready(que, prim):
+    """The queue's slot if InitBuffer bound its buffers, else -1 (pipe-setup)."""
+    if h_load(que.ctx, que.slot, H_NUM) == 0:
+        _fail(que.ctx, prim, ST_SETUP, que.slot, 0, SETUP_NOT_INIT)
+        return -1
+    return que.slot
+
+
+@jit(_nrt=True)  # returns an array view
+def alloc_tensor(que, dtype):
+    """AllocTensor: the queue's next FREE buffer (round-robin) as a tensor of ``dtype``, its bytes
+    as they were; with none free the device waits forever (pipe-alloc-past-depth)."""
+    ctx = que.ctx
+    h = _ready(que, PRIM_ALLOC_TENSOR)
+    if h < 0:
+        return _view(ctx, -1, 0, dtype)
+    num, first, start = h_load(ctx, h, H_NUM), h_load(ctx, h, H_FIRST), h_load(ctx, h, H_NEXT)
+    for k in range(num):
+        i = (start + k) % num
+        if b_load(ctx, first + i, B_STATE) == QUE_FREE:
+            b_store(ctx, first + i, B_STATE, QUE_OCCUPIED)
+            b_store(ctx, first + i, B_FREED, 0)
+            b_store(ctx, first + i, B_WRITER, 0)
+            h_store(ctx, h, H_NEXT, (i + 1) % num)
+            return _view(ctx, first + i, h_load(ctx, h, H_LEN), dtype)
+    _fail(ctx, PRIM_ALLOC_TENSOR, ST_FULL, h, num, 0)
+    return _view(ctx, -1, 0, dtype)
+
+
+@jit
+def _own_buffer(que, tensor, prim, call):
+    """The buffer of the queue holding the tensor's first byte, or -1 (pipe-wrong-queue)."""
+    ctx = que.ctx
+    h = _ready(que, prim)
+    if h < 0:
+        return -1
+    at = np.int64(_address(tensor) - ctx.ub_addr)
+    first, num, nbytes = h_load(ctx, h, H_FIRST), h_load(ctx, h, H_NUM), h_load(ctx, h, H_LEN)
+    base = b_load(ctx, first, B_ADDR)
+    if at < base or at >= base + num * nbytes:
+        _fail(ctx, prim, ST_FOREIGN, h, at, call)
+        return -1
+    return first + (at - base) // nbytes
+
+
+@jit
+def en_que(que, tensor):
+    """EnQue: the tensor (this queue's, allocated or dequeued) joins the queue, at most ``depth``
+    at once; the stage that DeQues it may then use it."""
+    ctx = que.ctx
+    b = _own_buffer(que, tensor, PRIM_EN_QUE, 0)
+    if b < 0:
+        return False
+    h = que.slot
+    state = b_load(ctx, b, B_STATE)
+    if state != QUE_OCCUPIED and state != QUE_DEQUE:
+        _fail(ctx, PRIM_EN_QUE, ST_FREED, h, b - h_load(ctx, h, H_FIRST), b_load(ctx, b, B_ADDR))
+        return False
+    depth = h_load(ctx, h, H_DEPTH)
+    used = h_load(ctx, h, H_USED)
+    if depth > 0 and used >= depth:
+        _fail(ctx, PRIM_EN_QUE, ST_DEPTH, h, depth, 0)
+        return False
+    order = h_load(ctx, h, H_ORDER) + 1
+    h_store(ctx, h, H_ORDER, order)
+    h_store(ctx, h, H_USED, used + 1)
+    b_store(ctx, b, B_STATE, QUE_ENQUE)
+    b_store(ctx, b, B_ORDER, order)
+    return True
+
+
+@jit(_nrt=True)  # returns an array view
+def de_que(que, dtype):
+    """DeQue: the oldest enqueued tensor of the queue, as ``dtype``; an empty queue is a hang on the
+    device (pipe-wrong-queue)."""
+    ctx = que.ctx
+    h = _ready(que, PRIM_DE_QUE)
+    if h < 0:
+        return _view(ctx, -1, 0, dtype)
+    first, oldest, best = h_load(ctx, h, H_FIRST), -1, 0
+    for b in range(first, first + h_load(ctx, h, H_NUM)):
+        if b_load(ctx, b, B_STATE) == QUE_ENQUE and (oldest < 0 or b_load(ctx, b, B_ORDER) < best):
+            oldest, best = b, b_load(ctx, b, B_ORDER)
+    if oldest < 0:
+        _fail(ctx, PRIM_DE_QUE, ST_EMPTY, h, 0, 0)
+        return _view(ctx, -1, 0, dtype)
+    b_store(ctx, oldest, B_STATE, QUE_DEQUE)
+    h_store(ctx, h, H_USED, h_load(ctx, h, H_USED) - 1)
+    return _view(ctx, oldest, h_load(ctx, h, H_LEN), dtype)
+
+
+@jit
+def free_tensor(que, tensor):
+    """FreeTensor: the tensor's buffer goes back to the queue for a later AllocTensor; freeing a
+    free one is pipe-use-after-free."""
+    ctx = que.ctx
+    b = _own_buffer(que, tensor, PRIM_FREE_TENSOR, 2)
+    if b < 0:
+        return
+    h = que.slot
+    if b_load(ctx, b, B_STATE) == QUE_FREE:
+        _fail(ctx, PRIM_FREE_TENSOR, ST_FREED, h, b - h_load(ctx, h, H_FIRST), b_load(ctx, b, B_ADDR))
+        return
+    if b_load(ctx, b, B_STATE) == QUE_ENQUE:
+        h_store(ctx, h, H_USED, h_load(ctx, h, H_USED) - 1)
+    b_store(ctx, b, B_STATE, QUE_FREE)
+    b_store(ctx, b, B_FREED, 1)
+
+
+@jit(_nrt=True)  # returns an array view
+def tbuf_get(buf, dtype, count):
+    """Get: the TBuf's buffer as a tensor of ``dtype``, the whole buffer (``count`` < 0) or its first
+    ``count`` elements (whole 32-byte blocks, inside the buffer); every Get starts at the same byte."""
+    ctx = buf.ctx
+    h = _ready(buf, PRIM_GET)
+    if h < 0:
+        return _view(ctx, -1, 0, dtype)
+    nbytes = h_load(ctx, h, H_LEN)
+    if count >= 0:
+        want = count * _itemsize(dtype)
+        if want > nbytes:
+            _fail(ctx, PRIM_GET, ST_SETUP, h, want, SETUP_GET_LEN)
+            return _view(ctx, -1, 0, dtype)
+        if want % ctx.block_bytes != 0:
+            _fail(ctx, PRIM_GET, ST_SETUP, h, want, SETUP_GET_BLOCKS)
+            return _view(ctx, -1, 0, dtype)
+        nbytes = want
+    return _view(ctx, h_load(ctx, h, H_FIRST), nbytes, dtype)
+
+
+# ---- events --------------------------------------------------------------------------------------
+
+@jit
+def _event_ok(ctx, event, event_id):
+    if event_id < 0 or event_id >= EVENT_IDS:
+        _fail(ctx, PRIM_SET_FLAG, ST_SETUP, -1, event_id, SETUP_EVENT_ID)
+        return False
+    return _EVENT_SRC[int(event)] >= 0
+
+
+@jit
+def set_flag(ctx, event, event_id):
+    """SetFlag<event>(id): the destination pipe may go on once the source pipe's work so far is done."""
+    if _load_i64(ctx.state_addr, STATE_PIPE) == 0 or not _event_ok(ctx, event, event_id):
+        return
+    src, dst = _EVENT_SRC[int(event)], _EVENT_DST[int(event)]
+    t_store(ctx, T_FLAGS + (src * TRACKED + dst) * EVENT_IDS + event_id, t_load(ctx, T_SEQ + src) + 1)
+
+
+@jit
+def wait_flag(ctx, event, event_id):
+    """WaitFlag<event>(id): the destination pipe waits for the matching SetFlag (the twin runs in order:
+    checked mode records what the wait orders)."""
+    if _load_i64(ctx.state_addr, STATE_PIPE) == 0 or not _event_ok(ctx, event, event_id):
+        return
+    src, dst = _EVENT_SRC[int(event)], _EVENT_DST[int(event)]
+    flag = T_FLAGS + (src * TRACKED + dst) * EVENT_IDS + event_id
+    raised = t_load(ctx, flag)
+    synced = T_SYNCED + src * TRACKED + dst
+    if raised > 0:
+        t_store(ctx, synced, max(t_load(ctx, synced), raised - 1))
+        t_store(ctx, flag, 0)
+
+
+@jit
+def pipe_barrier(ctx, pipe):
+    """PipeBarrier<pipe>: PIPE_ALL orders every pipe after everything before it (one pipe's own
+    barrier orders nothing the twin tracks: a pipe's instructions already run in order)."""
+    if _load_i64(ctx.state_addr, STATE_PIPE) == 0 or pipe != PIPE.PIPE_ALL:
+        return
+    for src in range(TRACKED):
+        for dst in range(TRACKED):
+            t_store(ctx, T_SYNCED + src * TRACKED + dst, t_load(ctx, T_SEQ + src))
+
+
+# ---- GM and the core -----------------------------------------------------------------------------
+
+@jit(_nrt=True)  # returns an array view
+def set_global_buffer(gm, dtype, offset, count):
+    """SetGlobalBuffer((__gm__ T*)gm + offset, count): ``count`` elements of GM from element ``offset``,
+    typed ``T`` (a GM argument of another type is refused at the launch).  As on the device, the
+    count is the kernel's word: it may run past the tensor into the allocator's padding (checked
+    mode reports any access past the tensor's end: gm-past-end)."""
+    return carray(_voidptr(_address(gm) + offset * _itemsize(dtype)), count, dtype)
+
+
+@jit(always_inline=True)
+def get_block_idx(ctx):
+    """GetBlockIdx: this core's index, 0..GetBlockNum() - 1."""
+    return ctx.block_idx
+
+
+@jit(always_inline=True)
+def get_block_num(ctx):
+    """GetBlockNum: the launch's block_dim."""
+    return ctx.block_num
+
+
+@jit(always_inline=True)
+def get_sub_block_idx(ctx):
+    """GetSubBlockIdx: the vector core's index within its AI core; a vector-only launch's cores are 0."""
+    return 0
+
+
+# ---- the handles' methods in compiled code (their Python methods above are interpret mode's) -------
+
+def _handle_of(self, *classes):
+    return isinstance(self, types.BaseNamedTuple) and self.instance_class in classes
+
+
+@overload_method(types.BaseNamedTuple, "init_buffer")
+def _ov_init_buffer(self, handle, num_or_len, length=-1):
+    if not _handle_of(self, _Pipe, _Pool):
+        return None
+
+    def impl(self, handle, num_or_len, length=-1):
+        if length < 0:
+            init_buffer(self, handle, 1, num_or_len)
+        else:
+            init_buffer(self, handle, num_or_len, length)
+    return impl
+
+
+@overload_method(types.BaseNamedTuple, "init_buf_pool")
+def _ov_init_buf_pool(self, pool, length):
+    return (lambda self, pool, length: init_buf_pool(self, pool, length)) if _handle_of(self, _Pipe) else None
+
+
+@overload_method(types.BaseNamedTuple, "reset")
+def _ov_reset(self):
+    return (lambda self: pool_reset(self)) if _handle_of(self, _Pool) else None
+
+
+@overload_method(types.BaseNamedTuple, "alloc_tensor")
+def _ov_alloc_tensor(self, dtype):
+    return (lambda self, dtype: alloc_tensor(self, dtype)) if _handle_of(self, _Que) else None
+
+
+@overload_method(types.BaseNamedTuple, "en_que")
+def _ov_en_que(self, tensor):
+    return (lambda self, tensor: en_que(self, tensor)) if _handle_of(self, _Que) else None
+
+
+@overload_method(types.BaseNamedTuple, "de_que")
+def _ov_de_que(self, dtype):
+    return (lambda self, dtype: de_que(self, dtype)) if _handle_of(self, _Que) else None
+
+
+@overload_method(types.BaseNamedTuple, "free_tensor")
+def _ov_free_tensor(self, tensor):
+    return (lambda self, tensor: free_tensor(self, tensor)) if _handle_of(self, _Que) else None
+
+
+@overload_method(types.BaseNamedTuple, "get")
+def _ov_get(self, dtype, count=-1):
+    if not _handle_of(self, _Buf):
+        return None
+    return lambda self, dtype, count=-1: tbuf_get(self, dtype, count)
