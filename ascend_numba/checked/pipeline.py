@@ -31,7 +31,9 @@ from ..kernels.pipe_table import (
 )
 from . import report
 from .dispatch import checked_rule
-from .rules import OPERAND_DST, OPERAND_SRC
+from .rules import OPERAND_DST, OPERAND_SRC, PRIMITIVE
+
+PRIM_FREE_TENSOR = PRIMITIVE["FreeTensor"]  # what a never-freed tensor misses
 
 __all__ = ["set_pipe", "pipe_read", "pipe_write", "check_pipe_call", "check_pipe_end"]
 
@@ -137,7 +139,7 @@ def check_pipe_end(ctx):
         h = b_load(ctx, b, B_HANDLE)
         state = b_load(ctx, b, B_STATE)
         if h_load(ctx, h, H_KIND) == KIND_QUE and state != QUE_FREE and h_load(ctx, h, H_NUM) > 0:
-            report.pipe_never_freed(ctx, 0, OPERAND_DST, queue=h, position=_position(ctx, h),
+            report.pipe_never_freed(ctx, PRIM_FREE_TENSOR, OPERAND_DST, queue=h, position=_position(ctx, h),
                                     buffer=b - h_load(ctx, h, H_FIRST), state=state)
             return False
     return True

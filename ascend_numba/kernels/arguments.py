@@ -98,7 +98,7 @@ class _Flow:
         params = [a.arg for a in fn.args.args]
         if binding is None:
             binding = {p: ("gm", p) for p in params[1:]}
-        scope = {**getattr(func, "__globals__", {}), **self.constants}
+        scope = {**getattr(getattr(func, "py_func", func), "__globals__", {}), **self.constants}
         self.statements(fn.body, dict(binding), scope, depth, where)
 
     def statements(self, body: list, binding: dict, scope: dict, depth: int, where: str):
@@ -154,7 +154,7 @@ class _Flow:
                 gm, dtype = binding.get(_base(call.args[0])), _dtype_of(call.args[1], scope)
                 if gm and gm[0] == "gm" and dtype is not None:
                     self.found.setdefault(gm[1], set()).add(
-                        (dtype, f"declares it GlobalTensor<{dtype}> (SetGlobalBuffer{where})"))
+                        (dtype, f"declares it GlobalTensor<{dtype}> in SetGlobalBuffer{where}"))
                 continue
             target = scope.get(name) if isinstance(call.func, ast.Name) else None
             if target is None or depth >= _MAX_DEPTH:

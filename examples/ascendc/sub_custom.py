@@ -24,7 +24,7 @@ import numpy as np
 import ascend_numba as an
 from ascend_numba.host import uint32
 from ascend_numba.kernels import (
-    TPipe, TPosition, TQue, aicore, constant, data_copy, data_copy_pad, get_block_idx, set_global_buffer, sub,
+    DataCopyPadExtParams, TPipe, TPosition, TQue, aicore, constant, data_copy, data_copy_pad, get_block_idx, set_global_buffer, sub,
 )
 
 half = np.uint16  # a fp16 tensor holds its bits (the twin's fp16 tiles)
@@ -86,9 +86,9 @@ def copy_in(op, exact_bytes):
     if exact_bytes < 0:
         data_copy(op.ctx, x_local, 0, op.x_gm, 0, op.tile_length)
         data_copy(op.ctx, y_local, 0, op.y_gm, 0, op.tile_length)
-    else:  # the correction: the tensor's last bytes, exactly
-        data_copy_pad(op.ctx, x_local, 0, op.x_gm, 0, 1, exact_bytes, 0, 0)
-        data_copy_pad(op.ctx, y_local, 0, op.y_gm, 0, 1, exact_bytes, 0, 0)
+    else:  # the correction: the tensor's last bytes, exactly, the tile's last block padded with zeros
+        data_copy_pad(op.ctx, x_local, 0, op.x_gm, 0, 1, exact_bytes, 0, 0, DataCopyPadExtParams(True, 0, 0, 0))
+        data_copy_pad(op.ctx, y_local, 0, op.y_gm, 0, 1, exact_bytes, 0, 0, DataCopyPadExtParams(True, 0, 0, 0))
     op.in_queue_x.en_que(x_local)
     op.in_queue_y.en_que(y_local)
 

@@ -41,7 +41,7 @@ from ...host.tpipe import (
     EVENT_PIPES, MAX_HANDLES, PIPE, QUE_DEQUE, QUE_ENQUE, QUE_FREE, QUE_OCCUPIED, ST_DEPTH, ST_EMPTY, ST_FOREIGN,
     ST_FREED, ST_FULL, ST_SETUP, HardEvent, TPosition,
 )
-from ..._numba_compat.jit import jit
+from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..interpret import python_function
 from ..lane import ERR_PIPE, ERR_UB_CAPACITY, STATE_PIPE, STATE_UB_TOP, _address, _load_i64, _store_i64, _voidptr
 from ..pipe_table import (
@@ -432,7 +432,7 @@ def _event_ok(ctx, event, event_id):
     if event_id < 0 or event_id >= EVENT_IDS:
         _fail(ctx, PRIM_SET_FLAG, ST_SETUP, -1, event_id, SETUP_EVENT_ID)
         return False
-    return _EVENT_SRC[int(event)] >= 0
+    return _EVENT_SRC[np.int64(event)] >= 0
 
 
 @jit
@@ -440,7 +440,7 @@ def set_flag(ctx, event, event_id):
     """SetFlag<event>(id): the destination pipe may go on once the source pipe's work so far is done."""
     if _load_i64(ctx.state_addr, STATE_PIPE) == 0 or not _event_ok(ctx, event, event_id):
         return
-    src, dst = _EVENT_SRC[int(event)], _EVENT_DST[int(event)]
+    src, dst = _EVENT_SRC[np.int64(event)], _EVENT_DST[np.int64(event)]
     t_store(ctx, T_FLAGS + (src * TRACKED + dst) * EVENT_IDS + event_id, t_load(ctx, T_SEQ + src) + 1)
 
 
@@ -450,7 +450,7 @@ def wait_flag(ctx, event, event_id):
     checked mode records what the wait orders)."""
     if _load_i64(ctx.state_addr, STATE_PIPE) == 0 or not _event_ok(ctx, event, event_id):
         return
-    src, dst = _EVENT_SRC[int(event)], _EVENT_DST[int(event)]
+    src, dst = _EVENT_SRC[np.int64(event)], _EVENT_DST[np.int64(event)]
     flag = T_FLAGS + (src * TRACKED + dst) * EVENT_IDS + event_id
     raised = t_load(ctx, flag)
     synced = T_SYNCED + src * TRACKED + dst
@@ -501,11 +501,14 @@ def get_sub_block_idx(ctx):
 
 # ---- the handles' methods in compiled code (their Python methods above are interpret mode's) -------
 
+_METHOD_OPTIONS = {**OVERLOAD_OPTIONS, "_nrt": True}  # AllocTensor, DeQue, Get return tensors (views)
+
+
 def _handle_of(self, *classes):
     return isinstance(self, types.BaseNamedTuple) and self.instance_class in classes
 
 
-@overload_method(types.BaseNamedTuple, "init_buffer")
+@overload_method(types.BaseNamedTuple, "init_buffer", jit_options=_METHOD_OPTIONS)
 def _ov_init_buffer(self, handle, num_or_len, length=-1):
     if not _handle_of(self, _Pipe, _Pool):
         return None
@@ -518,37 +521,37 @@ def _ov_init_buffer(self, handle, num_or_len, length=-1):
     return impl
 
 
-@overload_method(types.BaseNamedTuple, "init_buf_pool")
+@overload_method(types.BaseNamedTuple, "init_buf_pool", jit_options=_METHOD_OPTIONS)
 def _ov_init_buf_pool(self, pool, length):
     return (lambda self, pool, length: init_buf_pool(self, pool, length)) if _handle_of(self, _Pipe) else None
 
 
-@overload_method(types.BaseNamedTuple, "reset")
+@overload_method(types.BaseNamedTuple, "reset", jit_options=_METHOD_OPTIONS)
 def _ov_reset(self):
     return (lambda self: pool_reset(self)) if _handle_of(self, _Pool) else None
 
 
-@overload_method(types.BaseNamedTuple, "alloc_tensor")
+@overload_method(types.BaseNamedTuple, "alloc_tensor", jit_options=_METHOD_OPTIONS)
 def _ov_alloc_tensor(self, dtype):
     return (lambda self, dtype: alloc_tensor(self, dtype)) if _handle_of(self, _Que) else None
 
 
-@overload_method(types.BaseNamedTuple, "en_que")
+@overload_method(types.BaseNamedTuple, "en_que", jit_options=_METHOD_OPTIONS)
 def _ov_en_que(self, tensor):
     return (lambda self, tensor: en_que(self, tensor)) if _handle_of(self, _Que) else None
 
 
-@overload_method(types.BaseNamedTuple, "de_que")
+@overload_method(types.BaseNamedTuple, "de_que", jit_options=_METHOD_OPTIONS)
 def _ov_de_que(self, dtype):
     return (lambda self, dtype: de_que(self, dtype)) if _handle_of(self, _Que) else None
 
 
-@overload_method(types.BaseNamedTuple, "free_tensor")
+@overload_method(types.BaseNamedTuple, "free_tensor", jit_options=_METHOD_OPTIONS)
 def _ov_free_tensor(self, tensor):
     return (lambda self, tensor: free_tensor(self, tensor)) if _handle_of(self, _Que) else None
 
 
-@overload_method(types.BaseNamedTuple, "get")
+@overload_method(types.BaseNamedTuple, "get", jit_options=_METHOD_OPTIONS)
 def _ov_get(self, dtype, count=-1):
     if not _handle_of(self, _Buf):
         return None

@@ -1,0 +1,200 @@
+"""TPipe / TQue / TBuf (kernels/primitives/tpipe.py) and checked mode's pipeline rules
+(checked/pipeline.py): one kernel whose ``bug`` argument picks a broken pipeline (one compile for
+the whole corpus), each bug caught with its rule, lane, queue and stage; the same kernel without
+a bug checked clean; the device's hangs as lane errors in plain launches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ascend_numba as an
+from ascend_numba.kernels import (
+    HardEvent, KernelCheckError, KernelError, PIPE, TBuf, TBufPool, TPipe, TPosition, TQue, TQueBind, add, data_copy,
+    pipe_barrier, set_flag, set_global_buffer, wait_flag,
+)
+
+N = 64  # elements per lane, two tiles of 32 fp32
+TILE = 32
+
+# The bugs, by the number the kernel takes; each with the rule, primitive and operand it reports.
+BUGS = {
+    1: ("pipe-read-before-deque", "Add", "src"),       # Compute reads the CopyIn's tensor it never DeQue'd
+    2: ("pipe-use-after-free", "Add", "src"),          # Compute reads x after its FreeTensor
+    3: ("pipe-alloc-past-depth", "AllocTensor", "dst"),  # three AllocTensor on a queue of two buffers
+    4: ("pipe-wrong-queue", "EnQue", "src"),           # x's tensor enqueued on y's queue
+    5: ("pipe-never-freed", "FreeTensor", "dst"),      # y never freed
+    6: ("pipe-unsynchronized", "Add", "src1"),         # a copy into a TBuf read by Add with no WaitFlag
+    7: ("pipe-wrong-queue", "DeQue", "src"),           # DeQue of an empty queue
+    8: ("pipe-read-before-deque", "DataCopy", "src"),  # CopyOut of a VECOUT tensor never EnQue'd / DeQue'd
+    9: ("pipe-use-after-free", "FreeTensor", "src"),   # FreeTensor twice
+}
+SYNCED_TBUF = 10  # the TBuf path with SetFlag / WaitFlag<MTE2_V>: clean
+BARRIER_TBUF = 11  # the TBuf path with PipeBarrier<PIPE_ALL>: clean
+
+
+@an.kernel(nrt=False, outputs=("z",))
+def pipeline_bugs(ctx, x, y, z, bug):
+    pipe = TPipe(ctx)
+    in_x, in_y = TQue(pipe, TPosition.VECIN, 2), TQue(pipe, TPosition.VECIN, 2)
+    out_z = TQue(pipe, TPosition.VECOUT, 2)
+    tmp = TBuf(pipe, TPosition.VECCALC)
+    x_gm = set_global_buffer(x, np.float32, N * ctx.block_idx, N)
+    y_gm = set_global_buffer(y, np.float32, N * ctx.block_idx, N)
+    z_gm = set_global_buffer(z, np.float32, N * ctx.block_idx, N)
+    pipe.init_buffer(in_x, 2, TILE * 4)
+    pipe.init_buffer(in_y, 2, TILE * 4)
+    pipe.init_buffer(out_z, 2, TILE * 4)
+    pipe.init_buffer(tmp, TILE * 4)
+    for i in range(N // TILE):
+        x_loc = in_x.alloc_tensor(np.float32)
+        y_loc = in_y.alloc_tensor(np.float32)
+        if bug == 3:
+            in_x.alloc_tensor(np.float32)
+            in_x.alloc_tensor(np.float32)
+        data_copy(ctx, x_loc, 0, x_gm, i * TILE, TILE)
+        data_copy(ctx, y_loc, 0, y_gm, i * TILE, TILE)
+        if bug == 4:
+            in_y.en_que(x_loc)
+        in_x.en_que(x_loc)
+        in_y.en_que(y_loc)
+        if bug != 1:
+            x_loc = in_x.de_que(np.float32)
+        if bug == 7:
+            in_x.de_que(np.float32)
+        y_loc = in_y.de_que(np.float32)
+        if bug == 2:
+            in_x.free_tensor(x_loc)
+        z_loc = out_z.alloc_tensor(np.float32)
+        if bug == 6 or bug == SYNCED_TBUF or bug == BARRIER_TBUF:  # y through the TBuf
+            t = tmp.get(np.float32)
+            data_copy(ctx, t, 0, y_gm, i * TILE, TILE)
+            if bug == SYNCED_TBUF:
+                set_flag(ctx, HardEvent.MTE2_V, 0)
+                wait_flag(ctx, HardEvent.MTE2_V, 0)
+            if bug == BARRIER_TBUF:
+                pipe_barrier(ctx, PIPE.PIPE_ALL)
+            add(ctx, z_loc, x_loc, t, TILE)
+        else:
+            add(ctx, z_loc, x_loc, y_loc, TILE)
+        if bug != 8:
+            out_z.en_que(z_loc)
+            z_loc = out_z.de_que(np.float32)
+        if bug != 2:
+            in_x.free_tensor(x_loc)
+        if bug != 5:
+            in_y.free_tensor(y_loc)
+        if bug == 9:
+            in_y.free_tensor(y_loc)
+        data_copy(ctx, z_gm, i * TILE, z_loc, 0, TILE)
+        out_z.free_tensor(z_loc)
+
+
+def _run(bug, **kw):
+    x = np.arange(2 * N, dtype=np.float32)
+    y = np.full(2 * N, 0.5, np.float32)
+    z = np.zeros_like(x)
+    pipeline_bugs.launch(x, y, z, bug, block_dim=2, **kw)
+    return x, y, z
+
+
+@pytest.mark.parametrize("bug", [0, SYNCED_TBUF, BARRIER_TBUF])
+@pytest.mark.parametrize("mode", ["plain", "checked"])
+def test_a_correct_pipeline_runs_and_checks_clean(bug, mode):
+    x, y, z = _run(bug, checked=mode == "checked")
+    assert np.array_equal(z, x + y)
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_each_pipeline_bug_is_caught_with_its_rule(bug):
+    rule, primitive, operand = BUGS[bug]
+    with pytest.raises(KernelCheckError) as err:
+        _run(bug, checked=True)
+    e = err.value
+    assert (e.rule, e.lane, e.primitive, e.operand) == (rule, 0, primitive, operand), str(e)
+    assert "queue" in str(e) or "TBuf" in str(e)
+
+
+def test_the_messages_name_queue_buffer_state_and_pipe():
+    with pytest.raises(KernelCheckError, match=r"buffer 0 of queue 0 \(VECIN.*ENQUE.*V pipe"):
+        _run(1, checked=True)
+    with pytest.raises(KernelCheckError, match=r"MTE2 pipe wrote.*WaitFlag<HardEvent::MTE2_V>"):
+        _run(6, checked=True)
+    with pytest.raises(KernelCheckError, match=r"AllocTensor on queue 0 \(VECIN.*all 2 of its buffers"):
+        _run(3, checked=True)
+
+
+@pytest.mark.parametrize("bug, text", [(3, "AllocTensor with every buffer"), (7, "DeQue of an empty queue"),
+                                       (9, "already freed")])
+def test_the_hangs_stop_a_plain_lane(bug, text):
+    with pytest.raises(KernelError, match=text):
+        _run(bug)
+
+
+def test_interpreted_runs_the_model_and_its_rules():
+    x, y, z = _run(0, interpret=True)
+    assert np.array_equal(z, x + y)
+    with pytest.raises(KernelCheckError, match="pipe-read-before-deque"):
+        _run(1, interpret=True, checked=True)
+
+
+def test_a_global_tensor_of_another_type_is_refused_at_the_launch():
+    x = np.arange(2 * N, dtype=np.float64)
+    with pytest.raises(TypeError, match=r"argument x is float64.*GlobalTensor<float32>"):
+        pipeline_bugs.launch(x, x, x, 0, block_dim=2)
+
+
+@an.kernel(nrt=False)
+def queues_and_pools(ctx, x, z, which):
+    pipe = TPipe(ctx)
+    if which == 0:  # a TQueBind VECIN -> VECOUT: the copy in is the copy out
+        que = TQueBind(pipe, TPosition.VECIN, TPosition.VECOUT, 1)
+        pipe.init_buffer(que, 1, 64 * 4)
+        t = que.alloc_tensor(np.float32)
+        data_copy(ctx, t, 0, x, 0, 64)
+        que.en_que(t)
+        t = que.de_que(np.float32)
+        data_copy(ctx, z, 0, t, 0, 64)
+        que.free_tensor(t)
+    elif which == 1:  # a TBufPool: its queue bound inside the pool's bytes, then reset
+        pool = TBufPool(pipe, TPosition.VECCALC)
+        pipe.init_buf_pool(pool, 64 * 4)
+        que = TQue(pipe, TPosition.VECIN, 1)
+        pool.init_buffer(que, 1, 64 * 4)
+        t = que.alloc_tensor(np.float32)
+        data_copy(ctx, t, 0, x, 0, 64)
+        que.en_que(t)
+        t = que.de_que(np.float32)
+        data_copy(ctx, z, 0, t, 0, 64)
+        que.free_tensor(t)
+        pool.reset()
+    elif which == 2:  # a TQue at VECCALC: the device takes a TBuf there
+        TQue(pipe, TPosition.VECCALC, 1)
+    elif which == 3:  # InitBuffer past the platform's UB
+        que = TQue(pipe, TPosition.VECIN, 2)
+        pipe.init_buffer(que, 2, ctx.ub_size)
+    else:  # InitBuffer past the pool's bytes
+        pool = TBufPool(pipe, TPosition.VECCALC)
+        pipe.init_buf_pool(pool, 64)
+        pool.init_buffer(TQue(pipe, TPosition.VECIN, 1), 1, 128)
+
+
+@pytest.mark.parametrize("checked", [False, True])
+@pytest.mark.parametrize("which", [0, 1])
+def test_tquebind_and_tbufpool_move_the_bytes(which, checked):
+    x = np.arange(64, dtype=np.float32)
+    z = np.zeros_like(x)
+    queues_and_pools.launch(x, z, which, block_dim=1, checked=checked)
+    assert np.array_equal(z, x)
+
+
+@pytest.mark.parametrize("which, rule, text", [
+    (2, "pipe-setup", "a position"), (3, "ub-over-capacity", "exceeds ub_size"),
+    (4, "pipe-setup", "past its TBufPool")])
+def test_a_pipe_the_device_refuses_is_named(which, rule, text):
+    x = np.zeros(64, np.float32)
+    with pytest.raises(KernelCheckError, match=text) as err:
+        queues_and_pools.launch(x, x.copy(), which, block_dim=1, checked=True)
+    assert err.value.rule == rule
+    with pytest.raises(KernelError):
+        queues_and_pools.launch(x, x.copy(), which, block_dim=1)
