@@ -4,6 +4,7 @@ gen_data.py golden within its verify_result.py tolerance, bit for bit where the 
 
 from __future__ import annotations
 
+import ast
 import importlib
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ SAMPLES = {
     "leaky_relu_custom": (False, (8, 2, 128)),  # -0.0 * 0 + 0: the kernel's zero is +0.0 where NumPy's is -0.0
     "sub_custom": (True, None),
     "whole_reduce_sum": (False, None),  # the reduction's order is the device's, not np.sum's
+    "softmax_select_reduce": (False, None),  # Exp, the sums' order and fp16 rounding: within the tolerance
 }
 
 
@@ -67,3 +69,33 @@ def test_a_port_refuses_gm_of_another_type_by_name():
     x = np.zeros(2048, np.float64)
     with pytest.raises(TypeError, match=r"argument x is float64.*GlobalTensor<float32>"):
         sample.leaky_relu_custom.launch(x, x, np.zeros(0, np.uint8), sample.tiling_func(x.size, 0.0), block_dim=8)
+
+
+# The C++ kernels' lines, comments, blanks, includes and the host launcher (#ifndef ASCENDC_CPU_DEBUG)
+# aside, counted on the sources each port's docstring cites.
+CPP_LINES = {"add_custom": 67, "add_custom_tiling": 68, "leaky_relu_custom": 71, "sub_custom": 77,
+             "whole_reduce_sum": 87, "softmax_select_reduce": 135}
+HOST_SIDE = ("tiling_func", "tiling_func_corrected", "run", "gen_data", "TOLERANCE")
+
+
+def port_lines(name: str) -> int:
+    """A port's kernel lines: its docstrings, comments, blanks and imports aside, up to its host side."""
+    path = Path(importlib.import_module(name).__file__)
+    source = path.read_text()
+    tree = ast.parse(source)
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node) is not None:
+            skip.update(range(node.body[0].lineno, node.body[0].end_lineno + 1))
+    end = min(n.lineno for n in tree.body if getattr(n, "name", None) in HOST_SIDE
+              or isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) in HOST_SIDE)
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            skip.update(range(node.lineno, node.end_lineno + 1))
+    return sum(1 for i, line in enumerate(source.splitlines()[:end - 1], 1)
+               if line.strip() and not line.strip().startswith("#") and i not in skip)
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_a_port_is_at_most_1_2_times_its_cpp(name):
+    assert port_lines(name) <= 1.2 * CPP_LINES[name], (port_lines(name), CPP_LINES[name])

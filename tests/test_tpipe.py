@@ -168,8 +168,8 @@ def queues_and_pools(ctx, x, z, which):
         data_copy(ctx, z, 0, t, 0, 64)
         que.free_tensor(t)
         pool.reset()
-    elif which == 2:  # a TQue at VECCALC: the device takes a TBuf there
-        TQue(pipe, TPosition.VECCALC, 1)
+    elif which == 2:  # a TQueBind from VECOUT back to VECIN: no such path
+        TQueBind(pipe, TPosition.VECOUT, TPosition.VECIN, 1)
     elif which == 3:  # InitBuffer past the platform's UB
         que = TQue(pipe, TPosition.VECIN, 2)
         pipe.init_buffer(que, 2, ctx.ub_size)

@@ -182,10 +182,12 @@ def TQueBind(pipe, src, dst, depth):
 
 @jit
 def TQue(pipe, position, depth):
-    """TQue<position, depth>: VECIN (filled from GM) or VECOUT (drained to GM); VECCALC takes a TBuf."""
+    """TQue<position, depth>: VECIN (filled from GM), VECOUT (drained to GM) or VECCALC (temporaries
+    the vector unit alone uses: current CANN takes a TBuf there, earlier releases and published
+    samples a TQue, so the twin takes both)."""
     p = _position_index(position)
     h = _handle(pipe.ctx, KIND_QUE, _GM if p == _VECIN else p, _GM if p == _VECOUT else p, depth)
-    if p != _VECIN and p != _VECOUT:
+    if p == _GM:
         _fail(pipe.ctx, PRIM_INIT_BUFFER, ST_SETUP, h, position, SETUP_POSITION)
     return _Que(pipe.ctx, h)
 
