@@ -156,7 +156,7 @@ print(json.dumps({"modules": sorted(m for m in sys.modules if m.split(".")[0] in
 """
 
 IMPORTED = ["ascend_numba", "ascend_numba._numba_compat", "ascend_numba.config", "ascend_numba.errors",
-            "ascend_numba.host", "ascend_numba.host.device_rates", "ascend_numba.host.errors",
+            "ascend_numba.host", "ascend_numba.host.device_rates", "ascend_numba.host.errors", "ascend_numba.host.gm",
             "ascend_numba.host.platform",
             "ascend_numba.host.primitives", "ascend_numba.host.split", "ascend_numba.host.tiling",
             "ascend_numba.host.tiling_key", "ascend_numba.lint", "ascend_numba.memory"]

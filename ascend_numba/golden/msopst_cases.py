@@ -35,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -544,8 +545,12 @@ def gen_msopst(subcases: list[Subcase], out_dir, *, seed: int = 0, run=None) -> 
                 digest = sha256_of(sub.extra[k])
             files.append({"input": k, "name": desc.get("name"), "file": f"data/{target.name}", "type": desc["type"],
                           "shape": list(_input_shape(sub, k)), "sha256": digest})
-        if sub.golden is None:
+        if sub.golden is None:  # a user function's subcase: counted in the summary as a golden case is
+            started = time.perf_counter()
             files += _expect_files(sub, data)
+            summary.cases += 1
+            summary.bytes += sum((data.parent / f["file"]).stat().st_size for f in files)
+            summary.seconds += time.perf_counter() - started
         for k, out_name in enumerate(REGISTRY[sub.golden.op].outputs if sub.golden is not None else ()):
             listing = meta["outputs"][out_name]
             target = data / expect_file(sub, k)
