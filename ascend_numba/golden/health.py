@@ -21,18 +21,19 @@ def value_counts(arr: np.ndarray) -> dict:
         return {}
     width, sign, exponent, mantissa = layout
     words = np.ascontiguousarray(arr).reshape(-1).view(f"u{width}")
+    u = words.dtype.type
     counts = {"nan": 0, "+inf": 0, "-inf": 0, "subnormal": 0}
+    smallest_normal = u(exponent & -exponent)  # the exponent field's lowest bit
     for start in range(0, words.size, _BLOCK):
         w = words[start:start + _BLOCK]
-        exp = w & w.dtype.type(exponent)
-        frac = (w & w.dtype.type(mantissa)) != 0
-        top = exp == w.dtype.type(exponent)
-        inf = top & ~frac
-        negative = (w & w.dtype.type(sign)) != 0
-        counts["nan"] += int(np.count_nonzero(top & frac))
-        counts["+inf"] += int(np.count_nonzero(inf & ~negative))
-        counts["-inf"] += int(np.count_nonzero(inf & negative))
-        counts["subnormal"] += int(np.count_nonzero((exp == 0) & frac))
+        magnitude = w & u(exponent | mantissa)  # one temporary: the classes are ranges of it
+        infinities = int(np.count_nonzero(magnitude == u(exponent)))
+        negative_infinities = int(np.count_nonzero(w == u(sign | exponent)))
+        counts["nan"] += int(np.count_nonzero(magnitude > u(exponent)))
+        counts["+inf"] += infinities - negative_infinities
+        counts["-inf"] += negative_infinities
+        magnitude -= u(1)  # 0 wraps to the top: subnormals are 1 .. smallest normal - 1
+        counts["subnormal"] += int(np.count_nonzero(magnitude < smallest_normal - u(1)))
     return counts
 
 

@@ -7,12 +7,14 @@ tensor).  :func:`gm_alloc` gives such an allocation, as a view of the tensor's o
 plain launch's overrun lands in the padding, and checked mode, which knows the view's end,
 reports it (``gm-past-end``).
 
-Plain Python: no Numba here.
+Plain Python: no Numba here (the allocations are ``ascend_numba.memory``'s).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ..memory import empty, empty_fresh
 
 __all__ = ["gm_alloc", "gm_copy", "GM_ALIGN"]
 
@@ -20,17 +22,25 @@ GM_ALIGN = 32
 
 
 def gm_alloc(shape, dtype) -> np.ndarray:
-    """An uninitialized GM tensor of ``shape`` and ``dtype`` inside an allocation of its bytes
-    rounded up to 32, plus 32 (zeroed, as fresh pages are)."""
-    dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    padded = np.zeros(-(-nbytes // GM_ALIGN) * GM_ALIGN + GM_ALIGN, np.uint8)
-    return padded[:nbytes].view(dtype).reshape(shape)
+    """An uninitialized GM tensor of ``shape`` and ``dtype`` inside an allocation of its bytes rounded
+    up to 32, plus 32 (the padding zeroed): as ``an.empty``'s, a checked launch reports a read of its
+    bytes no lane of the launch wrote first."""
+    return _padded(shape, dtype, empty_fresh)
 
 
 def gm_copy(array) -> np.ndarray:
-    """``array``'s values in a :func:`gm_alloc` tensor (aclrtMemcpy host to device)."""
+    """``array``'s values in such a tensor (aclrtMemcpy host to device)."""
     array = np.asarray(array)
-    out = gm_alloc(array.shape, array.dtype)
+    out = _padded(array.shape, array.dtype, empty)
     out[...] = array
     return out
+
+
+def _padded(shape, dtype, allocate) -> np.ndarray:
+    # Large allocations come from the result pool (memory.py): a harness's repeated calls reuse pages
+    # already mapped instead of faulting fresh ones in.
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    padded = allocate((-(-nbytes // GM_ALIGN) * GM_ALIGN + GM_ALIGN,), np.uint8)
+    padded[nbytes:] = 0
+    return padded[:nbytes].view(dtype).reshape(shape)

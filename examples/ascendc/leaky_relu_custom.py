@@ -101,22 +101,24 @@ def leaky_relu_custom(ctx, x, y, workspace, tiling):
     process(op)
 
 
-def tiling_func(total_length: int, negative_slope: float) -> TilingData:
-    """op_host's TilingFunc: the shape's size, TILE_NUM, the attribute."""
-    return TilingData(total_length, TILE_NUM, negative_slope)
+def tiling_func(total_length: int, negative_slope: float, tile_num: int = TILE_NUM) -> TilingData:
+    """op_host's TilingFunc: the shape's size, TILE_NUM (``tile_num``: more tiles for a shape whose
+    TILE_NUM tiles would not fit UB), the attribute."""
+    return TilingData(total_length, tile_num, negative_slope)
 
 
-def run(x, negative_slope: float = 0.0, *, checked: bool = False, interpret: bool | None = None) -> np.ndarray:
+def run(x, negative_slope: float = 0.0, *, tile_num: int = TILE_NUM, checked: bool = False,
+        interpret: bool | None = None) -> np.ndarray:
     """The aclnn call: x (fp32) to the device, TilingFunc's tiling, blockDim 8, y back."""
     x = np.asarray(x, np.float32)
-    if x.size % (BLOCK_DIM * TILE_NUM * BUFFER_NUM * 8):
-        raise ValueError(f"the sample's tiling splits {x.size} elements into {BLOCK_DIM} x {TILE_NUM} x {BUFFER_NUM} "
+    if x.size % (BLOCK_DIM * tile_num * BUFFER_NUM * 8):
+        raise ValueError(f"the sample's tiling splits {x.size} elements into {BLOCK_DIM} x {tile_num} x {BUFFER_NUM} "
                          "tiles of whole 32-byte blocks: they do not split so")
     x_dev, y_dev = an.host.gm_copy(x), an.host.gm_alloc(x.shape, np.float32)
     workspace = an.host.gm_alloc((0,), np.uint8)
-    leaky_relu_custom.launch(x_dev, y_dev, workspace, tiling_func(x.size, negative_slope), block_dim=BLOCK_DIM,
-                             checked=checked, interpret=interpret)
-    return np.array(y_dev)
+    leaky_relu_custom.launch(x_dev, y_dev, workspace, tiling_func(x.size, negative_slope, tile_num),
+                             block_dim=BLOCK_DIM, checked=checked, interpret=interpret)
+    return y_dev  # the device tensor itself (a view inside its padded allocation)
 
 
 def gen_data(seed: int = 0, shape=(8, 200, 1024), negative_slope: float = 0.0):
