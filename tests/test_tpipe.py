@@ -11,7 +11,7 @@ import pytest
 import ascend_numba as an
 from ascend_numba.kernels import (
     HardEvent, KernelCheckError, KernelError, PIPE, TBuf, TBufPool, TPipe, TPosition, TQue, TQueBind, add, data_copy,
-    pipe_barrier, set_flag, set_global_buffer, wait_flag,
+    pipe_barrier, set_flag, set_global_buffer, trap, wait_flag,
 )
 
 N = 64  # elements per lane, two tiles of 32 fp32
@@ -198,3 +198,15 @@ def test_a_pipe_the_device_refuses_is_named(which, rule, text):
     assert err.value.rule == rule
     with pytest.raises(KernelError):
         queues_and_pools.launch(x, x.copy(), which, block_dim=1)
+
+
+@an.kernel(nrt=False)
+def traps_on_lane_one(ctx, x):
+    if ctx.block_idx == 1:
+        trap(ctx)
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+def test_trap_stops_its_lane_as_a_failed_assert(interpret):
+    with pytest.raises(KernelError, match=r"lane 1: .*AssertionError: Trap"):
+        traps_on_lane_one.launch(np.zeros(8, np.float32), block_dim=2, interpret=interpret)

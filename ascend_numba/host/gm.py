@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..memory import empty, empty_fresh
+from .tiling import to_bytes
 
-__all__ = ["gm_alloc", "gm_copy", "GM_ALIGN"]
+__all__ = ["gm_alloc", "gm_copy", "gm_tiling", "GM_ALIGN"]
 
 GM_ALIGN = 32
 
@@ -34,6 +35,12 @@ def gm_copy(array) -> np.ndarray:
     out = _padded(array.shape, array.dtype, empty)
     out[...] = array
     return out
+
+
+def gm_tiling(tiling) -> np.ndarray:
+    """A TilingData instance's bytes as a uint8 GM tensor (the host's SaveToBuffer into the tiling
+    argument a framework kernel reads with GET_TILING_DATA)."""
+    return gm_copy(np.frombuffer(to_bytes(tiling), np.uint8))
 
 
 def _padded(shape, dtype, allocate) -> np.ndarray:

@@ -18,8 +18,8 @@ import numpy as np
 import ascend_numba as an
 from ascend_numba.host import float32, uint32
 from ascend_numba.kernels import (
-    TBuf, TPipe, TPosition, TQue, add, aicore, data_copy, get_block_idx, get_block_num, maxs, mins, muls,
-    set_global_buffer,
+    TBuf, TPipe, TPosition, TQue, add, aicore, data_copy, get_block_idx, get_block_num, get_tiling_data, maxs, mins,
+    muls, set_global_buffer,
 )
 
 BUFFER_NUM = 2
@@ -31,6 +31,9 @@ class TilingData:  # BEGIN_TILING_DATA_DEF(TilingData), its fields in order
     totalLength: uint32
     tileNum: uint32
     negativeSlope: float32
+
+
+TILING = an.host.numpy_dtype(TilingData)  # the struct's bytes, fields in order (its C layout)
 
 
 KernelLeakyRelu = collections.namedtuple(
@@ -96,7 +99,7 @@ def copy_out(op, progress):
 
 @an.kernel(nrt=False, outputs=("y",))
 def leaky_relu_custom(ctx, x, y, workspace, tiling):
-    tiling_data = tiling  # GET_TILING_DATA: the launch reads the struct from the tiling bytes
+    tiling_data = get_tiling_data(tiling, TILING)  # GET_TILING_DATA(tiling_data, tiling)
     op = init(ctx, x, y, tiling_data.totalLength, tiling_data.tileNum, tiling_data.negativeSlope)
     process(op)
 
@@ -116,7 +119,7 @@ def run(x, negative_slope: float = 0.0, *, tile_num: int = TILE_NUM, checked: bo
                          "tiles of whole 32-byte blocks: they do not split so")
     x_dev, y_dev = an.host.gm_copy(x), an.host.gm_alloc(x.shape, np.float32)
     workspace = an.host.gm_alloc((0,), np.uint8)
-    leaky_relu_custom.launch(x_dev, y_dev, workspace, tiling_func(x.size, negative_slope, tile_num),
+    leaky_relu_custom.launch(x_dev, y_dev, workspace, an.host.gm_tiling(tiling_func(x.size, negative_slope, tile_num)),
                              block_dim=BLOCK_DIM, checked=checked, interpret=interpret)
     return y_dev  # the device tensor itself (a view inside its padded allocation)
 

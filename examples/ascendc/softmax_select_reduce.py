@@ -26,8 +26,8 @@ import ascend_numba as an
 from ascend_numba.host import uint32
 from ascend_numba.kernels import (
     DataCopyPadExtParams, ReduceOrder, TPipe, TPosition, TQue, add, aicore, data_copy_pad, div, duplicate,
-    get_block_idx, get_block_num, get_value, set_global_buffer, set_value, sub, vexp, whole_reduce_max,
-    whole_reduce_sum,
+    get_block_idx, get_block_num, get_tiling_data, get_value, set_global_buffer, set_value, sub, vexp,
+    whole_reduce_max, whole_reduce_sum,
 )
 from ascend_numba.kernels.half import f16_to_f32, f32_to_f16
 
@@ -44,6 +44,9 @@ class TilingData:
     totalLength: uint32
     tileNum: uint32
     tmpSize: uint32
+
+
+TILING = an.host.numpy_dtype(TilingData)  # the struct's bytes, fields in order (its C layout)
 
 
 Kernel = collections.namedtuple(
@@ -182,7 +185,7 @@ def copy_out(op, progress):
 
 @an.kernel(nrt=False, outputs=("c",))
 def select_reduce_max_d_sub_exp_reduce_sum_d_real_div(ctx, sel, a, b, c, workspace, tiling):
-    tiling_data = tiling  # GET_TILING_DATA: the launch reads the struct from the tiling bytes
+    tiling_data = get_tiling_data(tiling, TILING)  # GET_TILING_DATA(tiling_data, tiling)
     op = init(ctx, sel, a, b, c, tiling_data)
     process(op)
 
@@ -207,8 +210,9 @@ def run(sel, x1, x2, *, platform="A2", checked: bool = False, interpret: bool | 
     cond, a, b = an.host.gm_copy(sel.view(np.uint8)), an.host.gm_copy(x1), an.host.gm_copy(x2)
     c = an.host.gm_alloc(x1.shape, np.float16)
     workspace = an.host.gm_alloc((0,), np.uint8)
-    select_reduce_max_d_sub_exp_reduce_sum_d_real_div.launch(cond, a, b, c, workspace, tiling, block_dim=block_dim,
-                                                            platform=plat, checked=checked, interpret=interpret)
+    select_reduce_max_d_sub_exp_reduce_sum_d_real_div.launch(cond, a, b, c, workspace, an.host.gm_tiling(tiling),
+                                                            block_dim=block_dim, platform=plat, checked=checked,
+                                                            interpret=interpret)
     return c  # the device tensor itself (a view inside its padded allocation)
 
 

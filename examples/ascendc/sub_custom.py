@@ -24,7 +24,8 @@ import numpy as np
 import ascend_numba as an
 from ascend_numba.host import uint32
 from ascend_numba.kernels import (
-    DataCopyPadExtParams, TPipe, TPosition, TQue, aicore, constant, data_copy, data_copy_pad, get_block_idx, set_global_buffer, sub,
+    DataCopyPadExtParams, TPipe, TPosition, TQue, aicore, constant, data_copy, data_copy_pad, get_block_idx,
+    get_tiling_data, set_global_buffer, sub,
 )
 
 half = np.uint16  # a fp16 tensor holds its bits (the twin's fp16 tiles)
@@ -40,6 +41,9 @@ class TilingData:
     tailLength: uint32
     alignNum: uint32
     totalLength: uint32  # the correction's: the tensor's real length (the sample's own tiling leaves it 0)
+
+
+TILING = an.host.numpy_dtype(TilingData)  # the struct's bytes, fields in order (its C layout)
 
 
 class SubKey:
@@ -116,7 +120,7 @@ def copy_out(op, exact_bytes):
 
 @an.kernel(nrt=False, tiling_key=SubKey, outputs=("z",))
 def sub_custom(ctx, x, y, z, workspace, tiling):
-    tiling_data = tiling  # GET_TILING_DATA: the launch reads the struct from the tiling bytes
+    tiling_data = get_tiling_data(tiling, TILING)  # GET_TILING_DATA(tiling_data, tiling)
     op = init(ctx, x, y, z, tiling_data.formerNum, tiling_data.tailNum, tiling_data.formerLength,
               tiling_data.tailLength, tiling_data.alignNum)
     if TILING_KEY == 1:  # TILING_KEY_IS(1)
@@ -152,7 +156,7 @@ def run(x, y, *, corrected: bool = False, checked: bool = False, interpret: bool
     tiling = (tiling_func_corrected if corrected else tiling_func)(x.size)
     x_dev, y_dev, z_dev = an.host.gm_copy(x), an.host.gm_copy(y), an.host.gm_alloc(x.shape, np.float16)
     workspace = an.host.gm_alloc((0,), np.uint8)
-    sub_custom.launch(x_dev, y_dev, z_dev, workspace, tiling, block_dim=BLOCK_DIM,
+    sub_custom.launch(x_dev, y_dev, z_dev, workspace, an.host.gm_tiling(tiling), block_dim=BLOCK_DIM,
                       key={"TILING_KEY": 2 if corrected else 1}, checked=checked, interpret=interpret)
     return z_dev  # the device tensor itself (a view inside its padded allocation)
 

@@ -71,7 +71,7 @@ from .dequant import add_deq_relu, cast_dequant, set_deq_scale
 from .context import (
     big_small_lane_range, contiguous_lane_range, count_event, in_ub, lane_error, trace_work,
 )
-from .debug import dump_tensor, kernel_prints, kprint
+from .debug import dump_tensor, kernel_prints, kprint, trap
 from .masks import (MASK_PLACEHOLDER, BinaryRepeatParams, UnaryRepeatParams, reset_mask, set_mask_count,
                     set_mask_norm, set_vector_mask)
 from .dma import DataCopyPadExtParams, DataCopyParams, data_copy, data_copy_pad, gather, set_pad_value
@@ -92,7 +92,7 @@ __all__ = [
     "data_copy", "DataCopyParams", "Nd2NzParams", "Nz2NdParamsFull", "SliceInfo", "data_copy_slice",
     "data_copy_pad", "DataCopyPadExtParams",
     "set_pad_value", "gather", "preload", "ttrans", "sync_all",
-    "kprint", "dump_tensor", "kernel_prints",
+    "kprint", "dump_tensor", "kernel_prints", "trap",
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,
     "create_vec_index", "brcb", "BrcbRepeatParams", *reduce.__all__, "reduce_sum", "reduce_max", "reduce_min",
     "get_reduce_repeat_sum_spr", "get_reduce_repeat_max_min_spr",

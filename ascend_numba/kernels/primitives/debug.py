@@ -35,7 +35,7 @@ from ..interpret import python_function
 from ..lane import STATE_PRINT, _address, _load_i64, _load_i64_py, _store_i64, _store_i64_py
 from .context import in_ub
 
-__all__ = ["kprint", "dump_tensor", "kernel_prints", "prints_enabled", "format_prints", "flush_prints",
+__all__ = ["kprint", "dump_tensor", "trap", "kernel_prints", "prints_enabled", "format_prints", "flush_prints",
            "PRINT_NAMES"]
 
 PRINT_NAMES = ("kprint", "dump_tensor")  # a kernel whose code reads one of these gets print rows
@@ -301,3 +301,10 @@ def flush_prints(rows: np.ndarray | None) -> None:
     if lines:
         sys.stdout.write("\n".join(lines) + "\n")
         sys.stdout.flush()
+
+
+@jit
+def trap(ctx):
+    """Trap: stop the core; as in Ascend C's CPU mode, a failed assert (the launch raises
+    KernelError naming the lane, ``AssertionError: Trap``)."""
+    raise AssertionError("Trap")

@@ -41,6 +41,7 @@ from ...host.tpipe import (
     EVENT_PIPES, MAX_HANDLES, PIPE, QUE_DEQUE, QUE_ENQUE, QUE_FREE, QUE_OCCUPIED, ST_DEPTH, ST_EMPTY, ST_FOREIGN,
     ST_FREED, ST_FULL, ST_SETUP, HardEvent, TPosition,
 )
+from ..._numba_compat.extending import TypingError, overload, python_twin
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..interpret import python_function
 from ..lane import ERR_PIPE, ERR_UB_CAPACITY, STATE_PIPE, STATE_UB_TOP, _address, _load_i64, _store_i64, _voidptr
@@ -54,7 +55,7 @@ from .memory import _itemsize, check_alloc_failed
 
 __all__ = ["aicore", "TPipe", "TQue", "TQueBind", "TBuf", "TBufPool", "TPosition", "HardEvent", "PIPE", "init_buffer",
            "init_buf_pool", "alloc_tensor", "en_que", "de_que", "free_tensor", "tbuf_get", "set_flag", "wait_flag",
-           "pipe_barrier", "set_global_buffer", "get_block_idx", "get_block_num", "get_sub_block_idx"]
+           "pipe_barrier", "set_global_buffer", "get_tiling_data", "get_block_idx", "get_block_num", "get_sub_block_idx"]
 
 PRIM_INIT_BUFFER, PRIM_ALLOC_TENSOR, PRIM_EN_QUE, PRIM_DE_QUE, PRIM_FREE_TENSOR, PRIM_GET, PRIM_SET_FLAG = (
     PRIMITIVE[n] for n in ("InitBuffer", "AllocTensor", "EnQue", "DeQue", "FreeTensor", "Get", "SetFlag"))
@@ -481,6 +482,26 @@ def set_global_buffer(gm, dtype, offset, count):
     count is the kernel's word: it may run past the tensor into the allocator's padding (checked
     mode reports any access past the tensor's end: gm-past-end)."""
     return carray(_voidptr(_address(gm) + offset * _itemsize(dtype)), count, dtype)
+
+
+def get_tiling_data(tiling, struct):
+    """GET_TILING_DATA: the tiling struct read from the GM bytes ``tiling`` (uint8) the host wrote, as
+    the record dtype ``struct`` (``an.host.numpy_dtype(TilingData)``: its fields in order, C layout)."""
+    raise NotImplementedError  # compiled only (interpret mode: the twin below)
+
+
+@overload(get_tiling_data, jit_options=OVERLOAD_OPTIONS)
+def _ov_get_tiling_data(tiling, struct):
+    if not (isinstance(tiling, types.Array) and tiling.dtype == types.uint8 and isinstance(struct, types.DType)
+            and isinstance(struct.dtype, types.Record)):
+        raise TypingError(f"GET_TILING_DATA reads a uint8 GM tensor as a record dtype, got {tiling} and {struct}")
+    size = struct.dtype.size
+    return lambda tiling, struct: tiling[:size].view(struct)[0]
+
+
+@python_twin(get_tiling_data)
+def _get_tiling_data_py(tiling, struct):
+    return tiling[:struct.itemsize].view(struct).view(np.recarray)[0]  # fields as attributes, as compiled
 
 
 @jit(always_inline=True)
