@@ -16,11 +16,11 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .dtypes import dtype_by_name
-from .ops import REGISTRY
+from .ops import REGISTRY, load_ops
+from .ops.user import loaded_modules
 
-__all__ = ["OPS", "MODES", "Specialization", "specializations", "warm", "warmup", "measure"]
+__all__ = ["MODES", "Specialization", "specializations", "warm", "warmup", "measure"]
 
-OPS = tuple(REGISTRY)
 MODES = ("plain", "traced", "checked")
 
 
@@ -37,12 +37,13 @@ class Specialization:
         return f"{self.op} {self.case} ({self.mode})"
 
 
-def specializations(ops: Iterable[str] = OPS, modes: Iterable[str] = ("plain",)) -> list[Specialization]:
-    """Every specialization the given ops can need in the given modes."""
-    ops, modes = list(ops), list(modes)
+def specializations(ops: Iterable[str] | None = None, modes: Iterable[str] = ("plain",)) -> list[Specialization]:
+    """Every specialization the given ops (None: every registered op, the user's too) can need in
+    the given modes."""
+    ops, modes = list(REGISTRY if ops is None else ops), list(modes)
     for name in ops:
-        if name not in OPS:
-            raise ValueError(f"unknown op {name!r}; ops: {', '.join(OPS)}")
+        if name not in REGISTRY:
+            raise ValueError(f"unknown op {name!r}; ops: {', '.join(REGISTRY)}")
     for mode in modes:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
@@ -102,7 +103,8 @@ def warmup(specs: list[Specialization], workers: int = 1,
     shares = [specs[i::workers] for i in range(workers)]
     # spawn: a fork of a process whose Numba thread pool has started can deadlock.
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=load_ops,
+                                                initargs=(loaded_modules(),)) as pool:  # the user's ops too
         futures = {pool.submit(_warm_all, share): share for share in shares if share}
         for future in concurrent.futures.as_completed(futures):
             for spec, seconds in zip(futures[future], future.result()):

@@ -79,3 +79,12 @@ def test_the_environment_loads_it_and_a_shipped_name_is_refused(user_module, mon
     assert case.op == "scaled_add"
     with pytest.raises(ValueError, match="op 'tile' is one the package ships"):
         register(REGISTRY["tile"])
+
+
+def test_warmup_takes_a_user_op_by_name(user_module):
+    from ascend_numba.warmup import specializations
+
+    result = CliRunner().invoke(main, ["--ops", user_module, "warmup", "--ops", "scaled_add"])
+    assert result.exit_code == 0, result.output  # known by name (it has no warmup cases: nothing to compile)
+    assert "warmup: 0 specializations" in result.output
+    assert specializations() == specializations(list(REGISTRY))  # every registered op, the user's too
