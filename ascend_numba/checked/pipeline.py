@@ -23,7 +23,7 @@ MTE2 writes UB, MTE3 reads it; GetValue / SetValue: the scalar unit), through :f
 from __future__ import annotations
 
 from .._numba_compat.jit import jit
-from ..host.tpipe import QUE_DEQUE, QUE_FREE, ST_DEPTH, ST_EMPTY, ST_FOREIGN, ST_FREED, ST_FULL, ST_OK
+from ..host.tpipe import POSITION_NAMES, QUE_DEQUE, QUE_FREE, ST_DEPTH, ST_EMPTY, ST_FOREIGN, ST_FREED, ST_FULL, ST_OK
 from ..kernels.lane import STATE_PRIMITIVE, _load_i64
 from ..kernels.pipe_table import (
     B_FREED, B_HANDLE, B_STATE, B_WRITER, B_WSEQ, H_DST, H_FIRST, H_KIND, H_NUM, H_SRC, KIND_QUE, T_BUFFERS,
@@ -34,6 +34,7 @@ from .dispatch import checked_rule
 from .rules import OPERAND_DST, OPERAND_SRC, PRIMITIVE
 
 PRIM_FREE_TENSOR = PRIMITIVE["FreeTensor"]  # what a never-freed tensor misses
+VECCALC = POSITION_NAMES.index("VECCALC")
 
 __all__ = ["set_pipe", "pipe_read", "pipe_write", "check_pipe_call", "check_pipe_end"]
 
@@ -71,14 +72,16 @@ def pipe_read(ctx, prim, operand, ub_offset, n):
             report.pipe_use_after_free(ctx, prim, operand, queue=h, position=_position(ctx, h), buffer=index,
                                        ub_offset=ub_offset, access=0, freed=b_load(ctx, b, B_FREED))
             return False
-        if writer >= 0 and writer != reader and state != QUE_DEQUE:
+        if state == QUE_DEQUE or writer < 0 or writer == reader:
+            return True
+        if _position(ctx, h) != VECCALC:  # a VECCALC queue's temporaries are never enqueued: a TBuf's rule
             report.pipe_read_before_deque(ctx, prim, operand, queue=h, position=_position(ctx, h), buffer=index,
                                           ub_offset=ub_offset, state=state, pipe=reader)
             return False
-        return True
     if writer >= 0 and writer != reader and \
             t_load(ctx, T_SYNCED + writer * TRACKED + reader) < b_load(ctx, b, B_WSEQ):
-        report.pipe_unsynchronized(ctx, prim, operand, queue=h, buffer=-1, ub_offset=ub_offset, writer=writer,
+        report.pipe_unsynchronized(ctx, prim, operand, queue=h, buffer=b - h_load(ctx, h, H_FIRST)
+                                   if h_load(ctx, h, H_KIND) == KIND_QUE else -1, ub_offset=ub_offset, writer=writer,
                                    reader=reader)
         return False
     return True

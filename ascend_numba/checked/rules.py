@@ -306,7 +306,8 @@ def _never_freed(operand, queue, position, buffer, state):
 
 
 def _unsynchronized(operand, queue, buffer, ub_offset, writer, reader):
-    return (f"{operand} reads UB byte {ub_offset} of {'TBuf' if buffer < 0 else 'buffer'} {queue} that the {writer} "
+    where = f"TBuf {queue}" if buffer < 0 else f"buffer {buffer} of VECCALC queue {queue}"
+    return (f"{operand} reads UB byte {ub_offset} of {where} that the {writer} "
             f"pipe wrote, with no SetFlag / WaitFlag<HardEvent::{writer}_{reader}> (or PipeBarrier<PIPE_ALL>) "
             f"between: on the device the {reader} pipe may read it before the write lands")
 
@@ -338,9 +339,9 @@ PIPE_NEVER_FREED = Rule(
     choices={"position": POSITION_NAMES, "state": BUFFER_STATES})
 PIPE_UNSYNCHRONIZED = Rule(
     "pipe-unsynchronized", ("queue", "buffer", "ub_offset", "writer", "reader"), _unsynchronized,
-    "UB bytes of a TBuf (no queue orders it) read by one pipe after another pipe wrote them with no SetFlag / "
-    "WaitFlag of that event (or PipeBarrier<PIPE_ALL>) between: a copy into a TBuf and the vector op reading it "
-    "(manual synchronisation)", choices={"writer": PIPE_NAMES, "reader": PIPE_NAMES})
+    "UB bytes of a TBuf or a VECCALC queue's tensor (no EnQue / DeQue orders them) read by one pipe after another "
+    "pipe wrote them with no SetFlag / WaitFlag of that event (or PipeBarrier<PIPE_ALL>) between: a copy into a "
+    "TBuf and the vector op reading it (manual synchronisation)", choices={"writer": PIPE_NAMES, "reader": PIPE_NAMES})
 PIPE_SETUP = Rule(
     "pipe-setup", ("queue", "value", "what"), _pipe_setup,
     "a TPipe call the device refuses: a queue used before its InitBuffer, a TQue / TQueBind position pair it does "

@@ -10,7 +10,7 @@ Source (not copied here): Hayden727/cann-ops at eef0ff7 (a copy of cann-ops),
 Three calls are Ascend C's advanced API, which the twin's basic instructions stand in for here,
 each a function below named as the C++'s: ``SelectWithBytesMask`` (element by element through
 GetValue / SetValue: a mask byte of 0 takes ``src0``, any other ``src1``; one function per C++
-overload used, scalar first or second), ``BroadCast<half, 2, 1>`` (the one value duplicated) and
+overload used, scalar first or second), ``BroadCast<half, 2, 1>`` (the one value read by the scalar unit after a V_S event, duplicated) and
 ``Exp<half, 15, false>`` (the twin's Exp, correctly rounded, where the device sums 15 Taylor terms:
 its last bits may differ).  ``TQue<VECCALC>`` holds the temporaries, as the sample declares them.
 """
@@ -25,9 +25,9 @@ import numpy as np
 import ascend_numba as an
 from ascend_numba.host import uint32
 from ascend_numba.kernels import (
-    DataCopyPadExtParams, ReduceOrder, TPipe, TPosition, TQue, add, aicore, data_copy_pad, div, duplicate,
-    get_block_idx, get_block_num, get_tiling_data, get_value, set_global_buffer, set_value, sub, vexp,
-    whole_reduce_max, whole_reduce_sum,
+    DataCopyPadExtParams, HardEvent, ReduceOrder, TPipe, TPosition, TQue, add, aicore, data_copy_pad, div,
+    duplicate, get_block_idx, get_block_num, get_tiling_data, get_value, set_flag, set_global_buffer, set_value,
+    sub, vexp, wait_flag, whole_reduce_max, whole_reduce_sum,
 )
 from ascend_numba.kernels.half import f16_to_f32, f32_to_f16
 
@@ -70,6 +70,8 @@ def select_with_bytes_mask_scalar_src1(ctx, dst, src0, scalar, mask, tmp, info):
 
 @aicore
 def broad_cast(ctx, dst, src, dst_shape1):
+    set_flag(ctx, HardEvent.V_S, 0)  # the scalar unit reads what the vector unit just wrote
+    wait_flag(ctx, HardEvent.V_S, 0)
     duplicate(ctx, dst, f16_to_f32(get_value(ctx, src, 0)), dst_shape1)
 
 

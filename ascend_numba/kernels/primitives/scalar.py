@@ -17,6 +17,7 @@ from numba import types
 
 from ...checked.auto import enter
 from ...checked.dispatch import checked_rule
+from ...checked.pipeline import set_pipe
 from ...checked.rules import OPERAND_SRC, PRIMITIVE
 from ...checked.ub_shadow import is_local_operand, ub_range_ok, ub_read_ok
 from ...host.primitives import PRIMITIVES, RoundMode
@@ -25,6 +26,7 @@ from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import bf16_to_f32, f32_to_bf16, f32_to_f16
 from ..lane import _address
+from ..pipe_table import PIPE_S
 from .context import address, trace_event, tracing
 from .convert import CEIL, FLOOR, ODD, RINT, ROUND, _to_float, _to_integer
 from .vector import declared
@@ -39,8 +41,9 @@ _GET, _GET_CODE = PRIMITIVE["GetValue"], EVENT["get_value"]
 @checked_rule
 @jit
 def check_get_value(ctx, addr, nbytes, index, itemsize):
-    """GetValue on a UB tensor: the element inside it, written before."""
+    """GetValue on a UB tensor: the element inside it, written before (a read of the scalar unit's)."""
     enter(ctx, _GET)
+    set_pipe(ctx, PIPE_S)
     return (is_local_operand(ctx, _GET, OPERAND_SRC, addr)
             and ub_range_ok(ctx, _GET, OPERAND_SRC, addr, nbytes, index * itemsize, itemsize)
             and ub_read_ok(ctx, _GET, OPERAND_SRC, addr, index * itemsize, itemsize))

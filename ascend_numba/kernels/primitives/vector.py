@@ -23,6 +23,7 @@ from numba import types
 
 from ...checked.auto import enter
 from ...checked.dispatch import ELEMENTS, checked_rule, count_ok
+from ...checked.pipeline import set_pipe
 from ...checked.rules import OPERAND_DST, OPERAND_SRC, OPERAND_SRC1, PRIMITIVE
 from ...checked.ub_shadow import is_local_operand, mark_written, propagate_garbage, ub_aligned, ub_range_ok, ub_read_ok
 from ...host.primitives import VECTOR_OPS, Primitive
@@ -32,6 +33,7 @@ from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from .. import half
 from ..half import f16_to_f32, f16_to_f32_quiet, f32_to_f16
 from ..lane import _address
+from ..pipe_table import PIPE_S
 from .context import address, trace_event, tracing
 from . import pinned
 from .elements import (add_relu_element, canonical_nan, max_element, min_element, relu_element,
@@ -84,8 +86,9 @@ def check_vector(ctx, prim, count, dst_addr, dst_nbytes, dst_size, a_addr, a_nby
 @checked_rule
 @jit
 def check_set_value(ctx, addr, nbytes, index, itemsize):
-    """SetValue on a UB tensor."""
+    """SetValue on a UB tensor (a write of the scalar unit's)."""
     enter(ctx, PRIM_SET_VALUE)
+    set_pipe(ctx, PIPE_S)
     if not (is_local_operand(ctx, PRIM_SET_VALUE, OPERAND_DST, addr)
             and ub_range_ok(ctx, PRIM_SET_VALUE, OPERAND_DST, addr, nbytes, index * itemsize, itemsize)):
         return False
