@@ -10,8 +10,8 @@ import pytest
 
 import ascend_numba as an
 from ascend_numba.kernels import (
-    HardEvent, KernelCheckError, KernelError, PIPE, TBuf, TBufPool, TPipe, TPosition, TQue, TQueBind, add, data_copy,
-    pipe_barrier, set_flag, set_global_buffer, trap, wait_flag,
+    HardEvent, KernelCheckError, KernelError, PIPE, TBuf, TBufPool, TPipe, TPosition, TQue, TQueBind, add, adds,
+    data_copy, duplicate, get_value, pipe_barrier, set_flag, set_global_buffer, trap, wait_flag,
 )
 
 N = 64  # elements per lane, two tiles of 32 fp32
@@ -28,9 +28,16 @@ BUGS = {
     7: ("pipe-wrong-queue", "DeQue", "src"),           # DeQue of an empty queue
     8: ("pipe-read-before-deque", "DataCopy", "src"),  # CopyOut of a VECOUT tensor never EnQue'd / DeQue'd
     9: ("pipe-use-after-free", "FreeTensor", "src"),   # FreeTensor twice
+    12: ("pipe-unsynchronized", "GetValue", "src"),    # a scalar read of a copy's TBuf after MTE2_V only
+    14: ("pipe-unsynchronized", "Add", "src1"),        # a copy's blocks, then a vector write to the TBuf's others
+    16: ("pipe-use-after-free", "DeQue", "src"),       # FreeTensor of an enqueued tensor, then its DeQue
+    17: ("pipe-unsynchronized", "Add", "src1"),        # a copy into a dequeued tensor, read with no wait
 }
 SYNCED_TBUF = 10  # the TBuf path with SetFlag / WaitFlag<MTE2_V>: clean
 BARRIER_TBUF = 11  # the TBuf path with PipeBarrier<PIPE_ALL>: clean
+SCALAR_SYNCED = 13  # a scalar read of the copy's TBuf after MTE2_S: clean
+DISJOINT = 15  # the vector unit's blocks and a copy's blocks of one TBuf, the vector's read: clean
+CLEAN = (0, SYNCED_TBUF, BARRIER_TBUF, SCALAR_SYNCED, DISJOINT)
 
 
 @an.kernel(nrt=False, outputs=("z",))
@@ -39,9 +46,9 @@ def pipeline_bugs(ctx, x, y, z, bug):
     in_x, in_y = TQue(pipe, TPosition.VECIN, 2), TQue(pipe, TPosition.VECIN, 2)
     out_z = TQue(pipe, TPosition.VECOUT, 2)
     tmp = TBuf(pipe, TPosition.VECCALC)
-    x_gm = set_global_buffer(x, np.float32, N * ctx.block_idx, N)
-    y_gm = set_global_buffer(y, np.float32, N * ctx.block_idx, N)
-    z_gm = set_global_buffer(z, np.float32, N * ctx.block_idx, N)
+    x_gm = set_global_buffer(ctx, x, np.float32, N * ctx.block_idx, N)
+    y_gm = set_global_buffer(ctx, y, np.float32, N * ctx.block_idx, N)
+    z_gm = set_global_buffer(ctx, z, np.float32, N * ctx.block_idx, N)
     pipe.init_buffer(in_x, 2, TILE * 4)
     pipe.init_buffer(in_y, 2, TILE * 4)
     pipe.init_buffer(out_z, 2, TILE * 4)
@@ -58,11 +65,15 @@ def pipeline_bugs(ctx, x, y, z, bug):
             in_y.en_que(x_loc)
         in_x.en_que(x_loc)
         in_y.en_que(y_loc)
+        if bug == 16:
+            in_x.free_tensor(x_loc)
         if bug != 1:
             x_loc = in_x.de_que(np.float32)
         if bug == 7:
             in_x.de_que(np.float32)
         y_loc = in_y.de_que(np.float32)
+        if bug == 17:
+            data_copy(ctx, y_loc, 0, y_gm, i * TILE, TILE)
         if bug == 2:
             in_x.free_tensor(x_loc)
         z_loc = out_z.alloc_tensor(np.float32)
@@ -75,6 +86,23 @@ def pipeline_bugs(ctx, x, y, z, bug):
             if bug == BARRIER_TBUF:
                 pipe_barrier(ctx, PIPE.PIPE_ALL)
             add(ctx, z_loc, x_loc, t, TILE)
+        elif bug == 12 or bug == SCALAR_SYNCED:  # y's first element through the TBuf, read by the scalar unit
+            t = tmp.get(np.float32)
+            data_copy(ctx, t, 0, y_gm, i * TILE, TILE)
+            set_flag(ctx, HardEvent.MTE2_S if bug == SCALAR_SYNCED else HardEvent.MTE2_V, 0)
+            wait_flag(ctx, HardEvent.MTE2_S if bug == SCALAR_SYNCED else HardEvent.MTE2_V, 0)
+            adds(ctx, z_loc, x_loc, get_value(ctx, t, 0), TILE)
+        elif bug == 14 or bug == DISJOINT:  # half of the TBuf a copy's, half the vector unit's
+            t = tmp.get(np.float32)
+            if bug == 14:
+                data_copy(ctx, t, 0, y_gm, i * TILE, TILE // 2)
+                duplicate(ctx, t[TILE // 2:], np.float32(0.5), TILE // 2)
+                add(ctx, z_loc, x_loc, t, TILE)
+            else:
+                duplicate(ctx, t, np.float32(0.5), TILE // 2)
+                data_copy(ctx, t[TILE // 2:], 0, y_gm, i * TILE + TILE // 2, TILE // 2)
+                add(ctx, z_loc, x_loc, t, TILE // 2)
+                add(ctx, z_loc[TILE // 2:], x_loc[TILE // 2:], y_loc[TILE // 2:], TILE // 2)
         else:
             add(ctx, z_loc, x_loc, y_loc, TILE)
         if bug != 8:
@@ -98,7 +126,7 @@ def _run(bug, **kw):
     return x, y, z
 
 
-@pytest.mark.parametrize("bug", [0, SYNCED_TBUF, BARRIER_TBUF])
+@pytest.mark.parametrize("bug", CLEAN)
 @pytest.mark.parametrize("mode", ["plain", "checked"])
 def test_a_correct_pipeline_runs_and_checks_clean(bug, mode):
     x, y, z = _run(bug, checked=mode == "checked")
@@ -156,27 +184,54 @@ def queues_and_pools(ctx, x, z, which):
         t = que.de_que(np.float32)
         data_copy(ctx, z, 0, t, 0, 64)
         que.free_tensor(t)
-    elif which == 1:  # a TBufPool: its queue bound inside the pool's bytes, then reset
-        pool = TBufPool(pipe, TPosition.VECCALC)
+    elif which == 1:  # two TBufPools on the same bytes: the first's queue, its Reset, the second's
+        pool, pool2 = TBufPool(pipe, TPosition.VECCALC), TBufPool(pipe, TPosition.VECCALC)
         pipe.init_buf_pool(pool, 64 * 4)
-        que = TQue(pipe, TPosition.VECIN, 1)
+        pipe.init_buf_pool(pool2, 64 * 4, pool)
+        que, que2 = TQueBind(pipe, TPosition.VECIN, TPosition.VECOUT, 1), TQueBind(pipe, TPosition.VECIN,
+                                                                                    TPosition.VECOUT, 1)
         pool.init_buffer(que, 1, 64 * 4)
         t = que.alloc_tensor(np.float32)
-        data_copy(ctx, t, 0, x, 0, 64)
+        data_copy(ctx, t, 0, x, 0, 32)
         que.en_que(t)
         t = que.de_que(np.float32)
-        data_copy(ctx, z, 0, t, 0, 64)
+        data_copy(ctx, z, 0, t, 0, 32)
         que.free_tensor(t)
         pool.reset()
+        pool2.init_buffer(que2, 1, 64 * 4)
+        t = que2.alloc_tensor(np.float32)
+        data_copy(ctx, t, 0, x, 32, 32)
+        que2.en_que(t)
+        t = que2.de_que(np.float32)
+        data_copy(ctx, z, 32, t, 0, 32)
+        que2.free_tensor(t)
     elif which == 2:  # a TQueBind from VECOUT back to VECIN: no such path
         TQueBind(pipe, TPosition.VECOUT, TPosition.VECIN, 1)
     elif which == 3:  # InitBuffer past the platform's UB
         que = TQue(pipe, TPosition.VECIN, 2)
         pipe.init_buffer(que, 2, ctx.ub_size)
-    else:  # InitBuffer past the pool's bytes
+    elif which == 4:  # InitBuffer past the pool's bytes
         pool = TBufPool(pipe, TPosition.VECCALC)
         pipe.init_buf_pool(pool, 64)
         pool.init_buffer(TQue(pipe, TPosition.VECIN, 1), 1, 128)
+    elif which == 5:  # a negative length (a tiling's underflow)
+        pipe.init_buffer(TQue(pipe, TPosition.VECIN, 2), 2, -64)
+    elif which == 6:  # depth 0: the device's in-place forms
+        TQue(pipe, TPosition.VECIN, 0)
+    elif which == 7:  # a GlobalTensor ending past the allocator's padding
+        set_global_buffer(ctx, x, np.float32, 0, 64 + 32)
+    elif which == 8:  # InitBuffer in a pool after its Reset
+        pool = TBufPool(pipe, TPosition.VECCALC)
+        pipe.init_buf_pool(pool, 256)
+        pool.reset()
+        pool.init_buffer(TQue(pipe, TPosition.VECIN, 1), 1, 128)
+    elif which == 9:  # a 33rd handle
+        for _ in range(33):
+            TBuf(pipe, TPosition.VECCALC)
+    else:  # a TBuf Get of no elements
+        buf = TBuf(pipe, TPosition.VECCALC)
+        pipe.init_buffer(buf, 256)
+        buf.get(np.float32, 0)
 
 
 @pytest.mark.parametrize("checked", [False, True])
@@ -190,7 +245,9 @@ def test_tquebind_and_tbufpool_move_the_bytes(which, checked):
 
 @pytest.mark.parametrize("which, rule, text", [
     (2, "pipe-setup", "a position"), (3, "ub-over-capacity", "exceeds ub_size"),
-    (4, "pipe-setup", "past its TBufPool")])
+    (4, "pipe-setup", "past its TBufPool"), (5, "pipe-setup", "not positive .* value -64"),
+    (6, "pipe-setup", "depth below 1"), (7, "pipe-setup", "SetGlobalBuffer .* padding"),
+    (8, "pipe-setup", "after its Reset"), (9, "pipe-setup", "more handles"), (10, "pipe-setup", "not positive")])
 def test_a_pipe_the_device_refuses_is_named(which, rule, text):
     x = np.zeros(64, np.float32)
     with pytest.raises(KernelCheckError, match=text) as err:

@@ -306,14 +306,15 @@ def _never_freed(operand, queue, position, buffer, state):
 
 
 def _unsynchronized(operand, queue, buffer, ub_offset, writer, reader):
-    where = f"TBuf {queue}" if buffer < 0 else f"buffer {buffer} of VECCALC queue {queue}"
+    where = f"TBuf {queue}" if buffer < 0 else f"buffer {buffer} of queue {queue}"
     return (f"{operand} reads UB byte {ub_offset} of {where} that the {writer} "
             f"pipe wrote, with no SetFlag / WaitFlag<HardEvent::{writer}_{reader}> (or PipeBarrier<PIPE_ALL>) "
             f"between: on the device the {reader} pipe may read it before the write lands")
 
 
 def _pipe_setup(operand, queue, value, what):
-    return f"{what} ({_que(queue, 'handle')}, value {value})"
+    handle = f"handle {queue} (the lane's handles count from 0 in the order it built them), " if queue >= 0 else ""
+    return f"{what} ({handle}value {value})"
 
 
 PIPE_READ_BEFORE_DEQUE = Rule(
@@ -345,13 +346,16 @@ PIPE_UNSYNCHRONIZED = Rule(
 PIPE_SETUP = Rule(
     "pipe-setup", ("queue", "value", "what"), _pipe_setup,
     "a TPipe call the device refuses: a queue used before its InitBuffer, a TQue / TQueBind position pair it does "
-    "not take, more than 32 handles or 64 buffers, a TBufPool's buffers past its bytes, a TBuf Get past its buffer "
-    "or not whole 32-byte blocks, an event id outside 0..7",
+    "not take or a depth below 1, a length or count not positive, more than 32 handles or 64 buffers, a "
+    "TBufPool's buffers past its bytes or after its Reset, a TBuf Get past its buffer or not whole 32-byte blocks, "
+    "an event id outside 0..7, a SetGlobalBuffer outside its argument and the allocator's padding",
     choices={"what": ("a queue used before its InitBuffer", "a position (pair) a TQue / TQueBind does not take",
                       "more handles than the pipe table holds (32)", "more buffers than a TPipe manages (64)",
-                      "InitBuffer past its TBufPool's bytes", "TBuf Get past its buffer",
+                      "InitBuffer past its TBufPool's bytes (or after its Reset)", "TBuf Get past its buffer",
                       "TBuf Get not whole 32-byte blocks", "an event id outside 0..7",
-                      "InitBuffer's buffer count outside 1..64")})
+                      "InitBuffer's buffer count outside 1..64", "a length or count that is not positive",
+                      "a queue depth below 1 (the device's 0 is its in-place forms', not provided)",
+                      "SetGlobalBuffer starting outside its argument or ending past the allocator's padding")})
 
 # Each record by its name here in lower case: the name of its reporter (see .dispatch).
 REPORTED = {k.lower(): v for k, v in globals().items() if isinstance(v, Rule)}

@@ -1,6 +1,6 @@
 """The UB shadow of a checked lane and the UB rules it answers (SPEC §8).
 
-The shadow has three parts of one byte per UB byte, at ``ctx.shadow_addr``:
+The shadow has four parts of one byte per UB byte, at ``ctx.shadow_addr``:
 
 * **written** (part 0): the lane's epoch where a primitive wrote the byte since Init.  Each lane
   has a new epoch, so nothing needs clearing between lanes (``ub-uninitialized-read``).
@@ -9,6 +9,7 @@ The shadow has three parts of one byte per UB byte, at ``ctx.shadow_addr``:
   garbage (``STATE_GARBAGE`` unset: most) skips every garbage step.  The marks travel to GM
   with UB -> GM copies (:mod:`.gm_regions`): ``gm-write-garbage``.
 * **loaded** (part 2): AUTO-mode kernels' loads not yet read (:mod:`.auto`).
+* **pipe** (part 3): per 32-byte block, the pipe that last wrote it and when (:mod:`.pipeline`).
 
 The UB rules: ``ub-outside-ub``, ``ub-outside-buffer``, ``ub-address-unaligned``,
 ``ub-uninitialized-read``.
@@ -31,7 +32,7 @@ __all__ = ["SHADOW_PARTS", "shadow_bytes", "first_unwritten", "mark_epoch", "mar
            "set_garbage", "has_garbage", "first_garbage", "move_garbage", "propagate_garbage", "ub_range_ok",
            "ub_aligned", "ub_read_ok", "ub_blocks_read_ok", "is_local_operand", "GARBAGE_PART"]
 
-SHADOW_PARTS = 3
+SHADOW_PARTS = 4  # written, garbage, loaded (.auto), pipe (.pipeline)
 WRITTEN_PART, GARBAGE_PART = 0, 1  # (views of a part are built in place: a helper returning one costs a compile)
 
 

@@ -635,6 +635,8 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
               "WaitFlag: the event's destination pipe waits for the matching SetFlag.", ""),
     Primitive("pipe_barrier", "PipeBarrier", "pipe", ("pipe",),
               "PipeBarrier: PIPE_ALL orders every pipe after everything before it.", ""),
+    Primitive("set_global_buffer", "SetGlobalBuffer", "pipe", ("gm", "dtype", "offset", "count"),
+              "SetGlobalBuffer: ``count`` elements of a GM argument from ``offset``, typed.", "check_pipe_call"),
 )}
 
 VECTOR_OPS = {n: p for n, p in PRIMITIVES.items() if p.family == "vector" and p.kind}

@@ -150,8 +150,8 @@ class _Flow:
                 if len(call.args) > max(d, s):
                     self.copy(binding.get(_base(call.args[d])), binding.get(_base(call.args[s])), where)
                 continue
-            if name == "set_global_buffer" and len(call.args) > 1:  # GlobalTensor<T>: the argument's type
-                gm, dtype = binding.get(_base(call.args[0])), _dtype_of(call.args[1], scope)
+            if name == "set_global_buffer" and len(call.args) > 2:  # GlobalTensor<T>: the argument's type
+                gm, dtype = binding.get(_base(call.args[1])), _dtype_of(call.args[2], scope)
                 if gm and gm[0] == "gm" and dtype is not None:
                     self.found.setdefault(gm[1], set()).add(
                         (dtype, f"declares it GlobalTensor<{dtype}> in SetGlobalBuffer{where}"))

@@ -4,7 +4,8 @@
 TPipe never reads it).  It holds the handles (TQue, TQueBind, TBuf, TBufPool) in the order the
 lane built them, the buffers InitBuffer bound, and for checked mode the pipe order: a count of
 the UB writes each tracked pipe made, how far each pipe has waited for each other
-(``SYNCED[src][dst]``), and the flags SetFlag raised and WaitFlag has not yet taken.
+(``SYNCED[src][dst]``), and the flags SetFlag raised and WaitFlag has not yet taken (which pipe
+wrote each 32-byte block, and when, is checked mode's: ``checked/pipeline.py``).
 
 Read by ``kernels/primitives/tpipe.py`` (the model) and ``checked/pipeline.py`` (its rules).
 """
@@ -17,9 +18,9 @@ from .lane import PIPE_TABLE_BYTES, STATE_PIPE, _load_i64, _store_i64
 
 __all__ = ["T_HANDLES", "T_BUFFERS", "T_PIPE_NOW", "T_SEQ", "T_SYNCED", "T_FLAGS", "EVENT_IDS", "MAX_HANDLES",
            "MAX_BUFFERS", "H_KIND", "H_SRC", "H_DST", "H_DEPTH", "H_NUM", "H_LEN", "H_FIRST", "H_NEXT", "H_USED",
-           "H_ORDER", "B_ADDR", "B_LEN", "B_HANDLE", "B_STATE", "B_ORDER", "B_WRITER", "B_WSEQ", "B_FREED",
+           "H_ORDER", "B_ADDR", "B_LEN", "B_HANDLE", "B_STATE", "B_ORDER", "B_FREED", "B_ENQUED", "DEAD_HANDLE",
            "PIPE_TABLE_SLOTS", "KIND_QUE", "KIND_BUF", "KIND_POOL", "PIPE_S", "PIPE_V", "PIPE_MTE2", "PIPE_MTE3",
-           "TRACKED", "t_load", "t_store", "h_load", "h_store", "b_load", "b_store", "pipe_on", "buffer_at"]
+           "TRACKED", "t_load", "t_store", "h_load", "h_store", "b_load", "b_store", "pipe_on"]
 
 TRACKED = 4  # pipes: S, V, MTE2, MTE3 (host.tpipe.TRACKED_PIPES)
 PIPE_S, PIPE_V, PIPE_MTE2, PIPE_MTE3 = range(TRACKED)
@@ -31,16 +32,17 @@ T_SYNCED = T_SEQ + TRACKED                     # [src * TRACKED + dst]: src's wr
 T_FLAGS = T_SYNCED + TRACKED * TRACKED         # [(src * TRACKED + dst) * EVENT_IDS + id]: src's count + 1 at SetFlag
 T_HANDLE = T_FLAGS + TRACKED * TRACKED * EVENT_IDS
 H_FIELDS = 10
+DEAD_HANDLE = MAX_HANDLES  # what a handle past the table gets: a slot no InitBuffer binds
 # A handle: its kind, source and destination positions (index into host.tpipe.POSITION_NAMES), depth,
-# buffer count, bytes per buffer, first buffer, next buffer AllocTensor tries (a pool: its next free
-# byte), tensors enqueued, enqueues so far (the FIFO's order).
+# buffer count, bytes per buffer, first buffer (a pool: its first byte), next buffer AllocTensor
+# tries (a pool: its next free byte), tensors enqueued, enqueues so far (the FIFO's order).
 H_KIND, H_SRC, H_DST, H_DEPTH, H_NUM, H_LEN, H_FIRST, H_NEXT, H_USED, H_ORDER = range(H_FIELDS)
-T_BUFFER = T_HANDLE + MAX_HANDLES * H_FIELDS
-MAX_BUFFERS, B_FIELDS = 64, 8
-# A buffer: its UB offset and bytes, its handle, its state (host.tpipe.BUFFER_STATES), its enqueue
-# order, the pipe that last wrote it (+1; 0: none) and that pipe's count then, and whether a
-# FreeTensor freed it.
-B_ADDR, B_LEN, B_HANDLE, B_STATE, B_ORDER, B_WRITER, B_WSEQ, B_FREED = range(B_FIELDS)
+T_BUFFER = T_HANDLE + (MAX_HANDLES + 1) * H_FIELDS
+MAX_BUFFERS, B_FIELDS = 64, 7
+# A buffer: its UB offset and bytes, its handle, its state (host.tpipe.BUFFER_STATES), its place in
+# the queue's FIFO (0: not in it), whether a FreeTensor freed it, and the source pipe's count + 1
+# at its EnQue (the queue's own SetFlag; its DeQue waits for it).
+B_ADDR, B_LEN, B_HANDLE, B_STATE, B_ORDER, B_FREED, B_ENQUED = range(B_FIELDS)
 PIPE_TABLE_SLOTS = T_BUFFER + MAX_BUFFERS * B_FIELDS
 assert PIPE_TABLE_SLOTS * 8 <= PIPE_TABLE_BYTES
 KIND_QUE, KIND_BUF, KIND_POOL = 1, 2, 3  # host.tpipe.HANDLE_KINDS
@@ -86,13 +88,3 @@ def pipe_on(ctx):
     """Whether the lane built a TPipe (its table is live)."""
     return _load_i64(ctx.state_addr, STATE_PIPE) != 0
 
-
-@jit
-def buffer_at(ctx, ub_offset):
-    """The buffer bound last whose bytes hold UB byte ``ub_offset`` (a pool's later buffers reuse
-    an earlier one's bytes), or -1."""
-    for b in range(t_load(ctx, T_BUFFERS) - 1, -1, -1):
-        a = b_load(ctx, b, B_ADDR)
-        if a <= ub_offset < a + b_load(ctx, b, B_LEN):
-            return b
-    return -1

@@ -9,10 +9,10 @@ Source (not copied here): Hayden727/cann-ops at eef0ff7 (a copy of cann-ops),
 
 Three calls are Ascend C's advanced API, which the twin's basic instructions stand in for here,
 each a function below named as the C++'s: ``SelectWithBytesMask`` (element by element through
-GetValue / SetValue: a mask byte of 0 takes ``src0``, any other ``src1``; one function per C++
-overload used, scalar first or second), ``BroadCast<half, 2, 1>`` (the one value read by the scalar unit after a V_S event, duplicated) and
-``Exp<half, 15, false>`` (the twin's Exp, correctly rounded, where the device sums 15 Taylor terms:
-its last bits may differ).  ``TQue<VECCALC>`` holds the temporaries, as the sample declares them.
+GetValue / SetValue, with the MTE2_S and S_V events a scalar pass needs: a mask byte of 0 takes
+``src0``, any other ``src1``; one function per C++ overload used, scalar first or second), ``BroadCast<half, 2, 1>`` (the one value read by the
+scalar unit after a V_S event, then duplicated) and ``Exp<half, 15, false>`` (the twin's Exp,
+correctly rounded, where the device sums 15 Taylor terms: its last bits may differ).  ``TQue<VECCALC>`` holds the temporaries, as the sample declares them.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ Kernel = collections.namedtuple(
 
 @aicore
 def select_with_bytes_mask_scalar_src0(ctx, dst, scalar, src1, mask, tmp, info):
+    set_flag(ctx, HardEvent.MTE2_S, 0)  # the scalar unit reads what the copies in wrote
+    wait_flag(ctx, HardEvent.MTE2_S, 0)
     for i in range(info.first_axis * info.src_last_axis):
         value = f32_to_f16(np.float32(scalar)) if get_value(ctx, mask, i) == 0 else get_value(ctx, src1, i)
         set_value(ctx, dst, i, value)
@@ -66,6 +68,8 @@ def select_with_bytes_mask_scalar_src1(ctx, dst, src0, scalar, mask, tmp, info):
     for i in range(info.first_axis * info.src_last_axis):
         value = get_value(ctx, src0, i) if get_value(ctx, mask, i) == 0 else f32_to_f16(np.float32(scalar))
         set_value(ctx, dst, i, value)
+    set_flag(ctx, HardEvent.S_V, 0)  # the vector unit reads what the scalar unit wrote (both selections)
+    wait_flag(ctx, HardEvent.S_V, 0)
 
 
 @aicore
@@ -89,10 +93,10 @@ def init(ctx, cond, a, b, c, tiling_data):
     sel1_tmp_queue = TQue(pipe, TPosition.VECCALC, BUFFER_NUM)
     tmp_queue1, tmp_queue2 = TQue(pipe, TPosition.VECCALC, BUFFER_NUM), TQue(pipe, TPosition.VECCALC, BUFFER_NUM)
     tmp_queue3 = TQue(pipe, TPosition.VECCALC, BUFFER_NUM)
-    cond_global = set_global_buffer(cond, np.uint8, block_length * get_block_idx(ctx), block_length)
-    a_global = set_global_buffer(a, half, block_length * get_block_idx(ctx), block_length)
-    b_global = set_global_buffer(b, half, block_length * get_block_idx(ctx), block_length)
-    c_global = set_global_buffer(c, half, block_length * get_block_idx(ctx), block_length)
+    cond_global = set_global_buffer(ctx, cond, np.uint8, block_length * get_block_idx(ctx), block_length)
+    a_global = set_global_buffer(ctx, a, half, block_length * get_block_idx(ctx), block_length)
+    b_global = set_global_buffer(ctx, b, half, block_length * get_block_idx(ctx), block_length)
+    c_global = set_global_buffer(ctx, c, half, block_length * get_block_idx(ctx), block_length)
     pipe.init_buffer(in_queue_cond, BUFFER_NUM, tile_length_align * 1)
     pipe.init_buffer(in_queue_a, BUFFER_NUM, tile_length_align * 2)
     pipe.init_buffer(in_queue_b, BUFFER_NUM, tile_length_align * 2)

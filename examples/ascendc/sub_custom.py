@@ -40,10 +40,15 @@ class TilingData:
     formerLength: uint32
     tailLength: uint32
     alignNum: uint32
-    totalLength: uint32  # the correction's: the tensor's real length (the sample's own tiling leaves it 0)
+
+
+@dataclass
+class CorrectedTilingData(TilingData):
+    totalLength: uint32  # the correction's: the tensor's real length
 
 
 TILING = an.host.numpy_dtype(TilingData)  # the struct's bytes, fields in order (its C layout)
+TILING_CORRECTED = an.host.numpy_dtype(CorrectedTilingData)
 
 
 class SubKey:
@@ -58,15 +63,15 @@ KernelSub = collections.namedtuple("KernelSub", "ctx pipe in_queue_x in_queue_y 
 def init(ctx, x, y, z, former_num, tail_num, former_length, tail_length, align_num):
     if get_block_idx(ctx) < former_num:
         tile_length = former_length
-        x_gm = set_global_buffer(x, half, former_length * get_block_idx(ctx), former_length)
-        y_gm = set_global_buffer(y, half, former_length * get_block_idx(ctx), former_length)
-        z_gm = set_global_buffer(z, half, former_length * get_block_idx(ctx), former_length)
+        x_gm = set_global_buffer(ctx, x, half, former_length * get_block_idx(ctx), former_length)
+        y_gm = set_global_buffer(ctx, y, half, former_length * get_block_idx(ctx), former_length)
+        z_gm = set_global_buffer(ctx, z, half, former_length * get_block_idx(ctx), former_length)
     else:
         tile_length = tail_length
         start = former_length * former_num + tail_length * (get_block_idx(ctx) - former_num)
-        x_gm = set_global_buffer(x, half, start, tail_length)
-        y_gm = set_global_buffer(y, half, start, tail_length)
-        z_gm = set_global_buffer(z, half, start, tail_length)
+        x_gm = set_global_buffer(ctx, x, half, start, tail_length)
+        y_gm = set_global_buffer(ctx, y, half, start, tail_length)
+        z_gm = set_global_buffer(ctx, z, half, start, tail_length)
     pipe = TPipe(ctx)
     in_queue_x, in_queue_y = TQue(pipe, TPosition.VECIN, BUFFER_NUM), TQue(pipe, TPosition.VECIN, BUFFER_NUM)
     out_queue_z = TQue(pipe, TPosition.VECOUT, BUFFER_NUM)
@@ -120,15 +125,17 @@ def copy_out(op, exact_bytes):
 
 @an.kernel(nrt=False, tiling_key=SubKey, outputs=("z",))
 def sub_custom(ctx, x, y, z, workspace, tiling):
-    tiling_data = get_tiling_data(tiling, TILING)  # GET_TILING_DATA(tiling_data, tiling)
-    op = init(ctx, x, y, z, tiling_data.formerNum, tiling_data.tailNum, tiling_data.formerLength,
-              tiling_data.tailLength, tiling_data.alignNum)
-    if TILING_KEY == 1:  # TILING_KEY_IS(1)
+    if TILING_KEY == 1:  # the sample's kernel, its key's body (TILING_KEY_IS(1))
+        tiling_data = get_tiling_data(tiling, TILING)  # GET_TILING_DATA(tiling_data, tiling)
+        op = init(ctx, x, y, z, tiling_data.formerNum, tiling_data.tailNum, tiling_data.formerLength,
+                  tiling_data.tailLength, tiling_data.alignNum)
         process(op, -1)
     elif TILING_KEY == 2:  # the correction: the core holding the tensor's end moves its exact bytes
-        end = tiling_data.formerLength * tiling_data.formerNum + tiling_data.tailLength * tiling_data.tailNum
-        last = get_block_idx(ctx) == tiling_data.formerNum + tiling_data.tailNum - 1
-        process(op, (op.tile_length - (end - tiling_data.totalLength)) * 2 if last else -1)
+        t = get_tiling_data(tiling, TILING_CORRECTED)
+        op = init(ctx, x, y, z, t.formerNum, t.tailNum, t.formerLength, t.tailLength, t.alignNum)
+        end = t.formerLength * t.formerNum + t.tailLength * t.tailNum
+        last = get_block_idx(ctx) == t.formerNum + t.tailNum - 1
+        process(op, (op.tile_length - (end - t.totalLength)) * 2 if last else -1)
 
 
 def tiling_func(total_length: int) -> TilingData:
@@ -138,14 +145,13 @@ def tiling_func(total_length: int) -> TilingData:
     tail_num = BLOCK_DIM - former_num
     former_length = -(-(aligned // BLOCK_DIM) // ALIGN_NUM) * ALIGN_NUM
     tail_length = (aligned // BLOCK_DIM) // ALIGN_NUM * ALIGN_NUM
-    return TilingData(former_num, tail_num, former_length, tail_length, ALIGN_NUM, 0)
+    return TilingData(former_num, tail_num, former_length, tail_length, ALIGN_NUM)
 
 
-def tiling_func_corrected(total_length: int) -> TilingData:
-    """The same split, the tensor's real length beside it (key 2: the last core's tail exact)."""
+def tiling_func_corrected(total_length: int) -> CorrectedTilingData:
+    """The same split, the tensor's real length after it (key 2: the last core's tail exact)."""
     t = tiling_func(total_length)
-    t.totalLength = total_length
-    return t
+    return CorrectedTilingData(t.formerNum, t.tailNum, t.formerLength, t.tailLength, t.alignNum, total_length)
 
 
 def run(x, y, *, corrected: bool = False, checked: bool = False, interpret: bool | None = None) -> np.ndarray:

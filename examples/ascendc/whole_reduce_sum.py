@@ -45,8 +45,8 @@ def init(ctx, x, y, tiling_data):
     reduced_size_aligned = ceil_div(rows * 2, BYTE_ALIGN) * BYTE_ALIGN
     pipe = TPipe(ctx)
     in_queue_x, out_queue_y = TQue(pipe, TPosition.VECIN, 1), TQue(pipe, TPosition.VECOUT, 1)
-    x_gm = set_global_buffer(x, half, 0, total_length)
-    y_gm = set_global_buffer(y, half, 0, rows)
+    x_gm = set_global_buffer(ctx, x, half, 0, total_length)
+    y_gm = set_global_buffer(ctx, y, half, 0, rows)
     pipe.init_buffer(in_queue_x, 1, total_size_aligned)
     pipe.init_buffer(out_queue_y, 1, reduced_size_aligned)
     return KernelWholeReduceSum(ctx, pipe, in_queue_x, out_queue_y, x_gm, y_gm, total_length, rows, cols, col_aligned)

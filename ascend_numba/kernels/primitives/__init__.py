@@ -28,7 +28,8 @@
 ``pinned``         pinned element functions (Exp, Ln): one implementation, compiled and interpreted
 ``ttrans``         TTRANS, the tile transpose
 ``sync``           ``sync_all`` (SyncAll), the barrier across the lanes of a launch
-``tpipe``          TPipe, TQue, TQueBind, TBuf, TBufPool, SetFlag / WaitFlag, SetGlobalBuffer, GetBlockIdx
+``tpipe``          TPipe, TQue, TQueBind, TBuf, TBufPool, SetFlag / WaitFlag, PipeBarrier
+``global_tensor``  SetGlobalBuffer, GET_TILING_DATA, GetBlockIdx, GetBlockNum, GetSubBlockIdx
 ``debug``          ``kprint`` (AscendC::printf) and ``dump_tensor`` (DumpTensor), printed after the launch
 ``scalar``         GetValue and the scalar unit's helpers: GetBitCount, CountLeadingZero, GetSFFValue, CeilDivision...
 ``llvm``           the LLVM intrinsics the copies are built from
@@ -81,7 +82,8 @@ from .memory import alloc_buffer, reinterpret
 from .preload import preload
 from .sync import sync_all
 from .ttrans import ttrans
-from . import tpipe
+from . import global_tensor, tpipe
+from .global_tensor import *  # noqa: F403 - SetGlobalBuffer, GET_TILING_DATA, GetBlockIdx...
 from .tpipe import *  # noqa: F403 - TPipe, TQue, TBuf... (Ascend C's programming model)
 from .vector import *  # noqa: F403 - every declared vector op (host.primitives) and set_value
 
@@ -106,5 +108,5 @@ __all__ = [
     "cast", "cast_bf16", "cast_int4", "cast_dequant", "set_deq_scale", "add_deq_relu",
     "CMPMODE", "SELMODE", "RoundMode", "set_cmp_mask", "get_cmp_mask", "compare_register", "select_register",
     "set_mask_norm", "set_mask_count", "set_vector_mask", "reset_mask", "MASK_PLACEHOLDER", "BinaryRepeatParams",
-    "UnaryRepeatParams", *tpipe.__all__,
+    "UnaryRepeatParams", *tpipe.__all__, *global_tensor.__all__,
 ]

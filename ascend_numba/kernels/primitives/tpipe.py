@@ -41,27 +41,29 @@ from ...host.tpipe import (
     EVENT_PIPES, MAX_HANDLES, PIPE, QUE_DEQUE, QUE_ENQUE, QUE_FREE, QUE_OCCUPIED, ST_DEPTH, ST_EMPTY, ST_FOREIGN,
     ST_FREED, ST_FULL, ST_SETUP, HardEvent, TPosition,
 )
-from ..._numba_compat.extending import TypingError, overload, python_twin
+from ..._numba_compat.extending import TypingError
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..interpret import python_function
 from ..lane import ERR_PIPE, ERR_UB_CAPACITY, STATE_PIPE, STATE_UB_TOP, _address, _load_i64, _store_i64, _voidptr
 from ..pipe_table import (
-    B_ADDR, B_FREED, B_HANDLE, B_LEN, B_ORDER, B_STATE, B_WRITER, EVENT_IDS, H_DEPTH, H_DST, H_FIRST, H_KIND, H_LEN,
-    H_NEXT, H_NUM, H_ORDER, H_SRC, H_USED, KIND_BUF, KIND_POOL, KIND_QUE, MAX_BUFFERS, PIPE_TABLE_SLOTS,
-    T_BUFFERS, T_FLAGS, T_HANDLES, T_SEQ, T_SYNCED, TRACKED, b_load, b_store, h_load, h_store, t_load, t_store,
+    B_ADDR, B_ENQUED, B_FREED, B_HANDLE, B_LEN, B_ORDER, B_STATE, DEAD_HANDLE, EVENT_IDS, H_DEPTH, H_DST, H_FIRST,
+    H_KIND, H_LEN, H_NEXT, H_NUM, H_ORDER, H_SRC, H_USED, KIND_BUF, KIND_POOL, KIND_QUE, MAX_BUFFERS, PIPE_MTE2,
+    PIPE_MTE3, PIPE_TABLE_SLOTS, PIPE_V, T_BUFFERS, T_FLAGS, T_HANDLES, T_SEQ, T_SYNCED, TRACKED, b_load, b_store,
+    h_load, h_store, t_load, t_store,
 )
 from .context import lane_error
 from .memory import _itemsize, check_alloc_failed
 
 __all__ = ["aicore", "TPipe", "TQue", "TQueBind", "TBuf", "TBufPool", "TPosition", "HardEvent", "PIPE", "init_buffer",
            "init_buf_pool", "alloc_tensor", "en_que", "de_que", "free_tensor", "tbuf_get", "set_flag", "wait_flag",
-           "pipe_barrier", "set_global_buffer", "get_tiling_data", "get_block_idx", "get_block_num", "get_sub_block_idx"]
+           "pipe_barrier"]
 
-PRIM_INIT_BUFFER, PRIM_ALLOC_TENSOR, PRIM_EN_QUE, PRIM_DE_QUE, PRIM_FREE_TENSOR, PRIM_GET, PRIM_SET_FLAG = (
-    PRIMITIVE[n] for n in ("InitBuffer", "AllocTensor", "EnQue", "DeQue", "FreeTensor", "Get", "SetFlag"))
+PRIM_INIT_BUFFER, PRIM_ALLOC_TENSOR, PRIM_EN_QUE, PRIM_DE_QUE, PRIM_FREE_TENSOR, PRIM_GET, PRIM_SET_FLAG, PRIM_GM = (
+    PRIMITIVE[n] for n in ("InitBuffer", "AllocTensor", "EnQue", "DeQue", "FreeTensor", "Get", "SetFlag",
+                           "SetGlobalBuffer"))
 # pipe-setup's cases (checked.rules.PIPE_SETUP's choices).
 (SETUP_NOT_INIT, SETUP_POSITION, SETUP_HANDLES, SETUP_BUFFERS, SETUP_POOL, SETUP_GET_LEN, SETUP_GET_BLOCKS,
- SETUP_EVENT_ID, SETUP_NUM) = range(9)
+ SETUP_EVENT_ID, SETUP_NUM, SETUP_LENGTH, SETUP_DEPTH, SETUP_GM) = range(12)
 # A position's index in host.tpipe.POSITION_NAMES: GM, VECIN, VECOUT, VECCALC.
 _POSITION_INDEX = {TPosition.GM: 0, TPosition.VECIN: 1, TPosition.VECOUT: 2, TPosition.VECCALC: 3}
 _GM, _VECIN, _VECOUT, _VECCALC = range(4)
@@ -88,11 +90,11 @@ class _Pipe(collections.namedtuple("TPipe", ["ctx", "slot"])):
 
     __slots__ = ()
 
-    def init_buffer(self, handle, num_or_len, length=-1):
-        return _interpreted(init_buffer)(self, handle, *_buffer_args(num_or_len, length))
+    def init_buffer(self, handle, num_or_len, length=None):
+        return _interpreted(init_buffer)(self, handle, *_buffer_args(handle, num_or_len, length))
 
-    def init_buf_pool(self, pool, length):
-        return _interpreted(init_buf_pool)(self, pool, length)
+    def init_buf_pool(self, pool, length, share=None):
+        return _interpreted(init_buf_pool)(self, pool, length, -1 if share is None else share.slot)
 
 
 class _Que(collections.namedtuple("TQue", ["ctx", "slot"])):
@@ -118,8 +120,8 @@ class _Buf(collections.namedtuple("TBuf", ["ctx", "slot"])):
 
     __slots__ = ()
 
-    def get(self, dtype, count=-1):
-        return _interpreted(tbuf_get)(self, dtype, count)
+    def get(self, dtype, count=None):
+        return _interpreted(tbuf_get)(self, dtype, -1 if count is None else count, count is None)
 
 
 class _Pool(collections.namedtuple("TBufPool", ["ctx", "slot"])):
@@ -127,15 +129,18 @@ class _Pool(collections.namedtuple("TBufPool", ["ctx", "slot"])):
 
     __slots__ = ()
 
-    def init_buffer(self, handle, num_or_len, length=-1):
-        return _interpreted(init_buffer)(self, handle, *_buffer_args(num_or_len, length))
+    def init_buffer(self, handle, num_or_len, length=None):
+        return _interpreted(init_buffer)(self, handle, *_buffer_args(handle, num_or_len, length))
 
     def reset(self):
         return _interpreted(pool_reset)(self)
 
 
-def _buffer_args(num_or_len, length):
-    return (1, num_or_len) if length < 0 else (num_or_len, length)
+def _buffer_args(handle, num_or_len, length):
+    """InitBuffer(que, num, len) or InitBuffer(tbuf, len): (num, len)."""
+    if isinstance(handle, _Buf) != (length is None):
+        raise TypeError("InitBuffer takes (TQue, num, len) or (TBuf, len)")
+    return (1, num_or_len) if length is None else (num_or_len, length)
 
 
 # ---- building the handles ------------------------------------------------------------------------
@@ -153,8 +158,8 @@ def TPipe(ctx):
 def _handle(ctx, kind, src, dst, depth):
     h = t_load(ctx, T_HANDLES)
     if h >= MAX_HANDLES:
-        _fail(ctx, PRIM_INIT_BUFFER, ST_SETUP, MAX_HANDLES - 1, h, SETUP_HANDLES)
-        return MAX_HANDLES - 1  # a slot that stays empty: every call on it fails
+        _fail(ctx, PRIM_INIT_BUFFER, ST_SETUP, DEAD_HANDLE, h, SETUP_HANDLES)
+        return DEAD_HANDLE  # past the table's handles: no InitBuffer binds it, every call on it fails
     t_store(ctx, T_HANDLES, h + 1)
     h_store(ctx, h, H_KIND, kind)
     h_store(ctx, h, H_SRC, src)
@@ -178,7 +183,15 @@ def TQueBind(pipe, src, dst, depth):
     h = _handle(pipe.ctx, KIND_QUE, s, d, depth)
     if not ((s == _GM and d == _VECIN) or (s == _VECOUT and d == _GM) or (s == _VECIN and d == _VECOUT)):
         _fail(pipe.ctx, PRIM_INIT_BUFFER, ST_SETUP, h, src * 256 + dst, SETUP_POSITION)
+    _check_depth(pipe.ctx, h, depth)
     return _Que(pipe.ctx, h)
+
+
+@jit(always_inline=True)
+def _check_depth(ctx, h, depth):
+    # Depth 0 is the device's in-place forms' (AllocTensor(tensor), DeQue(tensor)), not provided here.
+    if depth < 1:
+        _fail(ctx, PRIM_INIT_BUFFER, ST_SETUP, h, depth, SETUP_DEPTH)
 
 
 @jit
@@ -190,6 +203,7 @@ def TQue(pipe, position, depth):
     h = _handle(pipe.ctx, KIND_QUE, _GM if p == _VECIN else p, _GM if p == _VECOUT else p, depth)
     if p == _GM:
         _fail(pipe.ctx, PRIM_INIT_BUFFER, ST_SETUP, h, position, SETUP_POSITION)
+    _check_depth(pipe.ctx, h, depth)
     return _Que(pipe.ctx, h)
 
 
@@ -247,8 +261,14 @@ def init_buffer(owner, handle, num, length):
     queue, or one to a TBuf, from the TPipe's UB (or a TBufPool's); past the UB is ub-over-capacity."""
     ctx = owner.ctx
     h = handle.slot
+    if h == DEAD_HANDLE:
+        _fail(ctx, PRIM_INIT_BUFFER, ST_SETUP, h, h, SETUP_HANDLES)
+        return
     if num < 1 or num > 64:
         _fail(ctx, PRIM_INIT_BUFFER, ST_SETUP, h, num, SETUP_NUM)
+        return
+    if length <= 0:
+        _fail(ctx, PRIM_INIT_BUFFER, ST_SETUP, h, length, SETUP_LENGTH)
         return
     b0 = t_load(ctx, T_BUFFERS)
     if b0 + num > MAX_BUFFERS:
@@ -271,21 +291,36 @@ def init_buffer(owner, handle, num, length):
 
 
 @jit
-def init_buf_pool(pipe, pool, length):
-    """InitBufPool: ``length`` bytes (whole blocks) of the TPipe's UB for the pool's buffers."""
+def init_buf_pool(pipe, pool, length, share):
+    """InitBufPool: ``length`` bytes (whole blocks) of the TPipe's UB for the pool's buffers; with
+    ``share`` (the slot of a TBufPool, -1: none) the same bytes as that pool, from its start (at most
+    its length): the pool a kernel switches to after the first one's Reset."""
     ctx = pipe.ctx
+    h = pool.slot
     nbytes = (length + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes
-    at = _take(pipe, nbytes, pool.slot)
-    h_store(ctx, pool.slot, H_FIRST, max(at, 0))
-    h_store(ctx, pool.slot, H_LEN, nbytes if at >= 0 else 0)
-    h_store(ctx, pool.slot, H_NEXT, max(at, 0))
+    if h == DEAD_HANDLE or length <= 0:
+        _fail(ctx, PRIM_INIT_BUFFER, ST_SETUP, h, length, SETUP_HANDLES if h == DEAD_HANDLE else SETUP_LENGTH)
+        return
+    if share >= 0:
+        if nbytes > h_load(ctx, share, H_NUM):
+            _fail(ctx, PRIM_INIT_BUFFER, ST_SETUP, h, nbytes, SETUP_POOL)
+            return
+        at = h_load(ctx, share, H_FIRST)
+    else:
+        at = _take(pipe, nbytes, h)
+        if at < 0:
+            return
+    h_store(ctx, h, H_FIRST, at)
+    h_store(ctx, h, H_NUM, nbytes)  # a pool's own bytes (what a pool sharing it may take)
+    h_store(ctx, h, H_LEN, nbytes)  # its bytes open to InitBuffer (0 after Reset)
+    h_store(ctx, h, H_NEXT, at)
 
 
 @jit
 def pool_reset(pool):
-    """TBufPool::Reset: the pool's bytes are free for the next queues and buffers (its earlier
-    buffers' tensors are no longer valid)."""
-    h_store(pool.ctx, pool.slot, H_NEXT, h_load(pool.ctx, pool.slot, H_FIRST))
+    """TBufPool::Reset: the pool takes no more InitBuffer (its buffers stay as they are); a pool
+    made to share its bytes (``init_buf_pool(..., share=pool)``) binds in them next."""
+    h_store(pool.ctx, pool.slot, H_LEN, 0)
 
 
 # ---- the queue's tensors -------------------------------------------------------------------------
@@ -320,7 +355,6 @@ def alloc_tensor(que, dtype):
         if b_load(ctx, first + i, B_STATE) == QUE_FREE:
             b_store(ctx, first + i, B_STATE, QUE_OCCUPIED)
             b_store(ctx, first + i, B_FREED, 0)
-            b_store(ctx, first + i, B_WRITER, 0)
             h_store(ctx, h, H_NEXT, (i + 1) % num)
             return _view(ctx, first + i, h_load(ctx, h, H_LEN), dtype)
     _fail(ctx, PRIM_ALLOC_TENSOR, ST_FULL, h, num, 0)
@@ -358,7 +392,7 @@ def en_que(que, tensor):
         return False
     depth = h_load(ctx, h, H_DEPTH)
     used = h_load(ctx, h, H_USED)
-    if depth > 0 and used >= depth:
+    if used >= depth:
         _fail(ctx, PRIM_EN_QUE, ST_DEPTH, h, depth, 0)
         return False
     order = h_load(ctx, h, H_ORDER) + 1
@@ -366,7 +400,24 @@ def en_que(que, tensor):
     h_store(ctx, h, H_USED, used + 1)
     b_store(ctx, b, B_STATE, QUE_ENQUE)
     b_store(ctx, b, B_ORDER, order)
+    src, _ = _queue_pipes(ctx, h)
+    if src >= 0:  # the queue's own SetFlag: its source pipe's writes so far
+        b_store(ctx, b, B_ENQUED, t_load(ctx, T_SEQ + src) + 1)
     return True
+
+
+@jit(always_inline=True)
+def _queue_pipes(ctx, h):
+    """The pipes a queue's EnQue and DeQue stand between (-1, -1: a VECCALC queue's, none): VECIN
+    MTE2 -> V, VECOUT V -> MTE3, VECIN -> VECOUT MTE2 -> MTE3."""
+    src, dst = h_load(ctx, h, H_SRC), h_load(ctx, h, H_DST)
+    if src == _GM:
+        return PIPE_MTE2, PIPE_V
+    if dst == _GM:
+        return PIPE_V, PIPE_MTE3
+    if src == _VECIN and dst == _VECOUT:
+        return PIPE_MTE2, PIPE_MTE3
+    return -1, -1
 
 
 @jit(_nrt=True)  # returns an array view
@@ -379,20 +430,29 @@ def de_que(que, dtype):
         return _view(ctx, -1, 0, dtype)
     first, oldest, best = h_load(ctx, h, H_FIRST), -1, 0
     for b in range(first, first + h_load(ctx, h, H_NUM)):
-        if b_load(ctx, b, B_STATE) == QUE_ENQUE and (oldest < 0 or b_load(ctx, b, B_ORDER) < best):
+        if b_load(ctx, b, B_ORDER) > 0 and (oldest < 0 or b_load(ctx, b, B_ORDER) < best):
             oldest, best = b, b_load(ctx, b, B_ORDER)
     if oldest < 0:
         _fail(ctx, PRIM_DE_QUE, ST_EMPTY, h, 0, 0)
         return _view(ctx, -1, 0, dtype)
-    b_store(ctx, oldest, B_STATE, QUE_DEQUE)
+    b_store(ctx, oldest, B_ORDER, 0)
     h_store(ctx, h, H_USED, h_load(ctx, h, H_USED) - 1)
+    if b_load(ctx, oldest, B_STATE) != QUE_ENQUE:  # freed while in the queue: the device's queue still held it
+        _fail(ctx, PRIM_DE_QUE, ST_FREED, h, oldest - first, b_load(ctx, oldest, B_ADDR))
+        return _view(ctx, -1, 0, dtype)
+    b_store(ctx, oldest, B_STATE, QUE_DEQUE)
+    src, dst = _queue_pipes(ctx, h)
+    if src >= 0:  # the queue's own WaitFlag: what the source pipe wrote before the EnQue is readable
+        synced = T_SYNCED + src * TRACKED + dst
+        t_store(ctx, synced, max(t_load(ctx, synced), b_load(ctx, oldest, B_ENQUED) - 1))
     return _view(ctx, oldest, h_load(ctx, h, H_LEN), dtype)
 
 
 @jit
 def free_tensor(que, tensor):
     """FreeTensor: the tensor's buffer goes back to the queue for a later AllocTensor; freeing a
-    free one is pipe-use-after-free."""
+    free one is pipe-use-after-free.  An enqueued tensor stays in the queue, as on the device (its
+    DeQue is then pipe-use-after-free)."""
     ctx = que.ctx
     b = _own_buffer(que, tensor, PRIM_FREE_TENSOR, 2)
     if b < 0:
@@ -401,23 +461,25 @@ def free_tensor(que, tensor):
     if b_load(ctx, b, B_STATE) == QUE_FREE:
         _fail(ctx, PRIM_FREE_TENSOR, ST_FREED, h, b - h_load(ctx, h, H_FIRST), b_load(ctx, b, B_ADDR))
         return
-    if b_load(ctx, b, B_STATE) == QUE_ENQUE:
-        h_store(ctx, h, H_USED, h_load(ctx, h, H_USED) - 1)
     b_store(ctx, b, B_STATE, QUE_FREE)
     b_store(ctx, b, B_FREED, 1)
 
 
 @jit(_nrt=True)  # returns an array view
-def tbuf_get(buf, dtype, count):
-    """Get: the TBuf's buffer as a tensor of ``dtype``, the whole buffer (``count`` < 0) or its first
-    ``count`` elements (whole 32-byte blocks, inside the buffer); every Get starts at the same byte."""
+def tbuf_get(buf, dtype, count, whole):
+    """Get: the TBuf's buffer as a tensor of ``dtype``, the whole buffer (``whole``) or its first
+    ``count`` elements (1 and up, whole 32-byte blocks, inside the buffer); every Get starts at the
+    same byte."""
     ctx = buf.ctx
     h = _ready(buf, PRIM_GET)
     if h < 0:
         return _view(ctx, -1, 0, dtype)
     nbytes = h_load(ctx, h, H_LEN)
-    if count >= 0:
+    if not whole:
         want = count * _itemsize(dtype)
+        if count < 1:
+            _fail(ctx, PRIM_GET, ST_SETUP, h, count, SETUP_LENGTH)
+            return _view(ctx, -1, 0, dtype)
         if want > nbytes:
             _fail(ctx, PRIM_GET, ST_SETUP, h, want, SETUP_GET_LEN)
             return _view(ctx, -1, 0, dtype)
@@ -473,55 +535,6 @@ def pipe_barrier(ctx, pipe):
             t_store(ctx, T_SYNCED + src * TRACKED + dst, t_load(ctx, T_SEQ + src))
 
 
-# ---- GM and the core -----------------------------------------------------------------------------
-
-@jit(_nrt=True)  # returns an array view
-def set_global_buffer(gm, dtype, offset, count):
-    """SetGlobalBuffer((__gm__ T*)gm + offset, count): ``count`` elements of GM from element ``offset``,
-    typed ``T`` (a GM argument of another type is refused at the launch).  As on the device, the
-    count is the kernel's word: it may run past the tensor into the allocator's padding (checked
-    mode reports any access past the tensor's end: gm-past-end)."""
-    return carray(_voidptr(_address(gm) + offset * _itemsize(dtype)), count, dtype)
-
-
-def get_tiling_data(tiling, struct):
-    """GET_TILING_DATA: the tiling struct read from the GM bytes ``tiling`` (uint8) the host wrote, as
-    the record dtype ``struct`` (``an.host.numpy_dtype(TilingData)``: its fields in order, C layout)."""
-    raise NotImplementedError  # compiled only (interpret mode: the twin below)
-
-
-@overload(get_tiling_data, jit_options=OVERLOAD_OPTIONS)
-def _ov_get_tiling_data(tiling, struct):
-    if not (isinstance(tiling, types.Array) and tiling.dtype == types.uint8 and isinstance(struct, types.DType)
-            and isinstance(struct.dtype, types.Record)):
-        raise TypingError(f"GET_TILING_DATA reads a uint8 GM tensor as a record dtype, got {tiling} and {struct}")
-    size = struct.dtype.size
-    return lambda tiling, struct: tiling[:size].view(struct)[0]
-
-
-@python_twin(get_tiling_data)
-def _get_tiling_data_py(tiling, struct):
-    return tiling[:struct.itemsize].view(struct).view(np.recarray)[0]  # fields as attributes, as compiled
-
-
-@jit(always_inline=True)
-def get_block_idx(ctx):
-    """GetBlockIdx: this core's index, 0..GetBlockNum() - 1."""
-    return ctx.block_idx
-
-
-@jit(always_inline=True)
-def get_block_num(ctx):
-    """GetBlockNum: the launch's block_dim."""
-    return ctx.block_num
-
-
-@jit(always_inline=True)
-def get_sub_block_idx(ctx):
-    """GetSubBlockIdx: the vector core's index within its AI core; a vector-only launch's cores are 0."""
-    return 0
-
-
 # ---- the handles' methods in compiled code (their Python methods above are interpret mode's) -------
 
 _METHOD_OPTIONS = {**OVERLOAD_OPTIONS, "_nrt": True}  # AllocTensor, DeQue, Get return tensors (views)
@@ -531,22 +544,28 @@ def _handle_of(self, *classes):
     return isinstance(self, types.BaseNamedTuple) and self.instance_class in classes
 
 
+def _omitted(t) -> bool:
+    return t is None or isinstance(t, (types.Omitted, types.NoneType))
+
+
 @overload_method(types.BaseNamedTuple, "init_buffer", jit_options=_METHOD_OPTIONS)
-def _ov_init_buffer(self, handle, num_or_len, length=-1):
+def _ov_init_buffer(self, handle, num_or_len, length=None):
     if not _handle_of(self, _Pipe, _Pool):
         return None
-
-    def impl(self, handle, num_or_len, length=-1):
-        if length < 0:
-            init_buffer(self, handle, 1, num_or_len)
-        else:
-            init_buffer(self, handle, num_or_len, length)
-    return impl
+    if _handle_of(handle, _Buf) != _omitted(length):
+        raise TypingError("InitBuffer takes (TQue, num, len) or (TBuf, len)")
+    if _omitted(length):
+        return lambda self, handle, num_or_len, length=None: init_buffer(self, handle, 1, num_or_len)
+    return lambda self, handle, num_or_len, length=None: init_buffer(self, handle, num_or_len, length)
 
 
 @overload_method(types.BaseNamedTuple, "init_buf_pool", jit_options=_METHOD_OPTIONS)
-def _ov_init_buf_pool(self, pool, length):
-    return (lambda self, pool, length: init_buf_pool(self, pool, length)) if _handle_of(self, _Pipe) else None
+def _ov_init_buf_pool(self, pool, length, share=None):
+    if not _handle_of(self, _Pipe):
+        return None
+    if _omitted(share):
+        return lambda self, pool, length, share=None: init_buf_pool(self, pool, length, -1)
+    return lambda self, pool, length, share=None: init_buf_pool(self, pool, length, share.slot)
 
 
 @overload_method(types.BaseNamedTuple, "reset", jit_options=_METHOD_OPTIONS)
@@ -575,7 +594,9 @@ def _ov_free_tensor(self, tensor):
 
 
 @overload_method(types.BaseNamedTuple, "get", jit_options=_METHOD_OPTIONS)
-def _ov_get(self, dtype, count=-1):
+def _ov_get(self, dtype, count=None):
     if not _handle_of(self, _Buf):
         return None
-    return lambda self, dtype, count=-1: tbuf_get(self, dtype, count)
+    if _omitted(count):
+        return lambda self, dtype, count=None: tbuf_get(self, dtype, -1, True)
+    return lambda self, dtype, count=None: tbuf_get(self, dtype, count, False)
