@@ -92,6 +92,7 @@ class Subcase:
     golden_names: dict = field(default_factory=dict)  # msOpST input index -> the golden case's input name
     extra: dict = field(default_factory=dict)  # msOpST input index -> its array
     expect_func: Any = None  # an op the twin does not implement: the case's calc_expect_func_file
+    draws: dict = field(default_factory=dict)  # such a subcase's inputs: index -> the case drawing it
 
 
 def input_file(sub: Subcase, index: int) -> str:
@@ -378,7 +379,7 @@ def _plan_user(sub: Subcase, spec, seed: int, where: str, problems: _Problems) -
             sub.expect_func = load_expect_func(sub.file, spec, sub.op)
         except ValueError as e:
             problems.add(f"{where}: field 'calc_expect_func_file'", str(e))
-        sub.extra = {k: generate_inputs(case)["x"] for k, (case, _) in values.items()}
+        sub.draws = {k: case for k, (case, _) in values.items()}  # drawn when written: one subcase at a time
         return len(problems.lines) == before
     if len(problems.lines) > before:
         return False
@@ -533,6 +534,8 @@ def gen_msopst(subcases: list[Subcase], out_dir, *, seed: int = 0, run=None) -> 
         data = out_dir / sub.op.lower() / "data"
         data.mkdir(parents=True, exist_ok=True)
         meta = json.loads((staging / sub.name / "case.json").read_text()) if sub.golden is not None else {}
+        if sub.draws:
+            sub.extra = {k: generate_inputs(case)["x"] for k, case in sub.draws.items()}
         files = []
         for k, desc in enumerate(sub.inputs):
             target = data / input_file(sub, k)
@@ -548,6 +551,7 @@ def gen_msopst(subcases: list[Subcase], out_dir, *, seed: int = 0, run=None) -> 
         if sub.golden is None:  # a user function's subcase: counted in the summary as a golden case is
             started = time.perf_counter()
             files += _expect_files(sub, data)
+            sub.extra = {}  # its inputs are written: free them before the next subcase draws
             summary.cases += 1
             summary.bytes += sum((data.parent / f["file"]).stat().st_size for f in files)
             summary.seconds += time.perf_counter() - started
