@@ -100,13 +100,8 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
             lane_error(ctx, ERR_TMP_TOO_SMALL, cols * tmp_stride)
             return
         count_event(ctx, STATE_TTRANS_VECTOR)
-        _blocked_transpose(tmp, tmp_stride, src, src_stride, rows, cols)
         # tmp -> dst inside the instruction: no DataCopy of its own.
-        if rows == tmp_stride and dst_stride == tmp_stride:  # rows fill both pitches: one copy
-            copy_bytes(dst, 0, tmp, 0, cols * rows * itemsize)
-        else:
-            for j in range(cols):
-                copy_bytes(dst, j * dst_stride * itemsize, tmp, j * tmp_stride * itemsize, rows * itemsize)
+        _transpose_through(dst, dst_stride, tmp, tmp_stride, src, src_stride, rows, cols)
     else:
         count_event(ctx, STATE_TTRANS_SCALAR)
         ds = np.uint64(dst_stride)
@@ -117,65 +112,94 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
 
 
 @intrinsic
-def _transpose_square(typingctx, dst, dst_off, dst_stride, src, src_off, src_stride):
-    """Transpose one square block of 32-byte rows (8x8 fp32, 16x16 fp16, 32x32 int8, 4x4 fp64)
-    in registers: load its rows as vectors, log2(B) rounds of interleaves, store the columns.
-    Offsets and strides in elements; the caller keeps the block inside both arrays."""
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
+def _transpose_blocks(typingctx, dst, dst_off, dst_stride, src, src_off, src_stride, blocks):
+    """Transpose ``blocks`` (a literal 1 or 2) side-by-side square blocks of 32-byte rows (8x8 fp32,
+    16x16 fp16, 32x32 int8, 4x4 fp64) in registers: block ``b`` starts ``b * side`` elements right
+    of ``src_off`` and its transpose ``b * side`` rows below ``dst_off``.  Each source row of all
+    the blocks is one vector (two blocks: 64 bytes, a whole line, and each shuffle works on both),
+    log2(side) rounds of interleaves within each block, then each block's columns are stored.
+    Offsets and strides in elements; the caller keeps the blocks inside both arrays."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype
+            and isinstance(blocks, types.IntegerLiteral) and blocks.literal_value in (1, 2)):
         return None
     itemsize = src.dtype.bitwidth // 8
     side = 32 // itemsize
-    sig = types.void(dst, types.int64, types.int64, src, types.int64, types.int64)
+    count = blocks.literal_value
+    width = count * side
+    sig = types.void(dst, types.int64, types.int64, src, types.int64, types.int64, blocks)
 
     def codegen(context, builder, signature, args):
-        d, d_off, d_stride, s, s_off, s_stride = args
+        d, d_off, d_stride, s, s_off, s_stride, _ = args
         elem = ir.IntType(8 * itemsize)
-        row_type = ir.VectorType(elem, side)
+        i64 = ir.IntType(64)
         d_base = builder.bitcast(context.make_array(signature.args[0])(context, builder, d).data, elem.as_pointer())
         s_base = builder.bitcast(context.make_array(signature.args[3])(context, builder, s).data, elem.as_pointer())
 
-        def row_pointer(base, off, stride, r):
-            index = builder.add(off, builder.mul(stride, ir.Constant(ir.IntType(64), r)))
-            return builder.bitcast(builder.gep(base, [index]), row_type.as_pointer())
+        def pointer(base, off, stride, r, vector):
+            index = builder.add(off, builder.mul(stride, ir.Constant(i64, r)))
+            return builder.bitcast(builder.gep(base, [index]), vector.as_pointer())
 
-        rows = [builder.load(row_pointer(s_base, s_off, s_stride, r), align=1) for r in range(side)]
-        # Interleaving row i with row i + side/2, low and high halves, log2(side) times transposes.
+        rows = [builder.load(pointer(s_base, s_off, s_stride, r, ir.VectorType(elem, width)), align=1)
+                for r in range(side)]
+        # Interleaving row i with row i + side/2 within each block, low and high halves, log2(side)
+        # times transposes every block.
         half = side // 2
-        mask_type = ir.VectorType(ir.IntType(32), side)
-        low = ir.Constant(mask_type, [k for i in range(half) for k in (i, side + i)])
-        high = ir.Constant(mask_type, [k for i in range(half, side) for k in (i, side + i)])
+        mask_type = ir.VectorType(ir.IntType(32), width)
+        low = ir.Constant(mask_type, [k for b in range(count) for i in range(half)
+                                      for k in (b * side + i, width + b * side + i)])
+        high = ir.Constant(mask_type, [k for b in range(count) for i in range(half, side)
+                                       for k in (b * side + i, width + b * side + i)])
         for _ in range(side.bit_length() - 1):
             rows = [v for i in range(half) for v in (builder.shuffle_vector(rows[i], rows[i + half], low),
                                                      builder.shuffle_vector(rows[i], rows[i + half], high))]
-        for c in range(side):
-            builder.store(rows[c], row_pointer(d_base, d_off, d_stride, c), align=1)
+        column = ir.VectorType(elem, side)
+        for b in range(count):
+            pick = ir.Constant(ir.VectorType(ir.IntType(32), side), list(range(b * side, (b + 1) * side)))
+            b_off = builder.add(d_off, builder.mul(d_stride, ir.Constant(i64, b * side)))
+            for c in range(side):
+                part = rows[c] if count == 1 else builder.shuffle_vector(rows[c], rows[c], pick)
+                builder.store(part, pointer(d_base, b_off, d_stride, c, column), align=1)
         return context.get_dummy_value()
 
     return sig, codegen
 
 
-@python_twin(_transpose_square)
-def _transpose_square_py(dst, dst_off, dst_stride, src, src_off, src_stride):
+@python_twin(_transpose_blocks)
+def _transpose_blocks_py(dst, dst_off, dst_stride, src, src_off, src_stride, blocks):
     side = 32 // src.itemsize
     k = np.arange(side)
-    block = src[src_off + k[:, None] * src_stride + k[None, :]]
-    dst[dst_off + k[:, None] * dst_stride + k[None, :]] = block.T
+    for b in range(int(blocks)):
+        block = src[src_off + b * side + k[:, None] * src_stride + k[None, :]]
+        dst[dst_off + (b * side + k[:, None]) * dst_stride + k[None, :]] = block.T
 
 
 @jit(always_inline=True)
-def _blocked_transpose(tmp, ts, src, ss, rows, cols):
-    """``tmp[j*ts + i] = src[i*ss + j]``: whole 32-byte square blocks in registers, the edges
-    element by element (unsigned indices skip the negative-index test on every access)."""
+def _transpose_through(dst, ds, tmp, ts, src, ss, rows, cols):
+    """``dst[j*ds + i] = src[i*ss + j]`` through ``tmp[j*ts + i]``, a strip of up to two blocks'
+    columns at a time: the strip's blocks in registers (whole 32-byte squares; the edges element
+    by element, unsigned indices skipping the negative-index test), then its ``tmp`` rows to
+    ``dst`` while they are still in the L1 cache (a whole-tile pass would read them back from L2)."""
     side = 32 // src.itemsize
+    itemsize = src.itemsize
     full_rows = rows // side * side
-    full_cols = cols // side * side
-    for i0 in range(0, full_rows, side):
-        for j0 in range(0, full_cols, side):
-            _transpose_square(tmp, j0 * ts + i0, ts, src, i0 * ss + j0, ss)
     uts, uss = np.uint64(ts), np.uint64(ss)
-    for i in range(np.uint64(rows)):  # the columns past the last whole block
-        for j in range(np.uint64(full_cols), np.uint64(cols)):
-            tmp[j * uts + i] = src[i * uss + j]
-    for i in range(np.uint64(full_rows), np.uint64(rows)):  # the rows past the last whole block
-        for j in range(np.uint64(full_cols)):
-            tmp[j * uts + i] = src[i * uss + j]
+    for j0 in range(0, cols, 2 * side):
+        j1 = min(j0 + 2 * side, cols)
+        blocked = j0 + (j1 - j0) // side * side  # the strip's columns before this are whole blocks
+        if blocked - j0 == 2 * side:
+            for i0 in range(0, full_rows, side):
+                _transpose_blocks(tmp, j0 * ts + i0, ts, src, i0 * ss + j0, ss, 2)
+        elif blocked > j0:
+            for i0 in range(0, full_rows, side):
+                _transpose_blocks(tmp, j0 * ts + i0, ts, src, i0 * ss + j0, ss, 1)
+        for i in range(np.uint64(rows)):  # the columns past the last whole block
+            for j in range(np.uint64(blocked), np.uint64(j1)):
+                tmp[j * uts + i] = src[i * uss + j]
+        for i in range(np.uint64(full_rows), np.uint64(rows)):  # the rows past the last whole block
+            for j in range(np.uint64(j0), np.uint64(blocked)):
+                tmp[j * uts + i] = src[i * uss + j]
+        if rows == ts and ds == ts:  # rows fill both pitches: one copy
+            copy_bytes(dst, j0 * ds * itemsize, tmp, j0 * ts * itemsize, (j1 - j0) * rows * itemsize)
+        else:
+            for j in range(j0, j1):
+                copy_bytes(dst, j * ds * itemsize, tmp, j * ts * itemsize, rows * itemsize)
