@@ -78,10 +78,11 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
     """TTRANS: ``dst[j*dst_stride + i] = src[i*src_stride + j]`` for ``i < rows, j < cols``.
 
     The vector path (when ``dst_stride % RowStride == 0``, ``src_stride % ElemPerBlock == 0``
-    and ``src_stride / ElemPerBlock <= 255``) transposes block by block into ``tmp``, laid out
-    ``[cols, ceil(rows/RowStride)*RowStride]``, then copies its rows to ``dst``; a smaller
-    ``tmp`` is a lane error.  Otherwise the scalar path moves element by element.  Both
-    give the same bytes; the lane counts which one ran.
+    and ``src_stride / ElemPerBlock <= 255``) needs ``tmp`` of ``cols * ceil(rows/RowStride)*RowStride``
+    elements (a smaller one is a lane error); it transposes block by block into ``tmp`` (rows
+    ``ceil(rows/RowStride)*RowStride`` apart, a strip of columns at a time in its first rows), then
+    copies those rows to ``dst``.  Otherwise the scalar path moves element by element.  Both give
+    the same bytes; the lane counts which one ran; ``tmp``'s bytes are scratch after either.
     """
     itemsize = src.itemsize
     if not check_ttrans(ctx, _address(dst), dst.nbytes, dst_stride, _address(src), src.nbytes, src_stride,
@@ -175,10 +176,12 @@ def _transpose_blocks_py(dst, dst_off, dst_stride, src, src_off, src_stride, blo
 
 @jit(always_inline=True)
 def _transpose_through(dst, ds, tmp, ts, src, ss, rows, cols):
-    """``dst[j*ds + i] = src[i*ss + j]`` through ``tmp[j*ts + i]``, a strip of up to two blocks'
-    columns at a time: the strip's blocks in registers (whole 32-byte squares; the edges element
-    by element, unsigned indices skipping the negative-index test), then its ``tmp`` rows to
-    ``dst`` while they are still in the L1 cache (a whole-tile pass would read them back from L2)."""
+    """``dst[j*ds + i] = src[i*ss + j]`` through ``tmp``, a strip of up to two blocks' columns at a
+    time: the strip's blocks in registers (whole 32-byte squares; the edges element by element,
+    unsigned indices skipping the negative-index test) into the first rows of ``tmp`` (``ts``
+    apart), then those rows to ``dst``.  Every strip reuses the same rows of ``tmp``: they stay in
+    the L1 cache, and only ``dst`` is written back to L2 (a strip at its own rows sent all of
+    ``tmp`` there too, as much traffic again)."""
     side = 32 // src.itemsize
     itemsize = src.itemsize
     full_rows = rows // side * side
@@ -188,18 +191,19 @@ def _transpose_through(dst, ds, tmp, ts, src, ss, rows, cols):
         blocked = j0 + (j1 - j0) // side * side  # the strip's columns before this are whole blocks
         if blocked - j0 == 2 * side:
             for i0 in range(0, full_rows, side):
-                _transpose_blocks(tmp, j0 * ts + i0, ts, src, i0 * ss + j0, ss, 2)
+                _transpose_blocks(tmp, i0, ts, src, i0 * ss + j0, ss, 2)
         elif blocked > j0:
             for i0 in range(0, full_rows, side):
-                _transpose_blocks(tmp, j0 * ts + i0, ts, src, i0 * ss + j0, ss, 1)
+                _transpose_blocks(tmp, i0, ts, src, i0 * ss + j0, ss, 1)
+        u0 = np.uint64(j0)
         for i in range(np.uint64(rows)):  # the columns past the last whole block
             for j in range(np.uint64(blocked), np.uint64(j1)):
-                tmp[j * uts + i] = src[i * uss + j]
+                tmp[(j - u0) * uts + i] = src[i * uss + j]
         for i in range(np.uint64(full_rows), np.uint64(rows)):  # the rows past the last whole block
-            for j in range(np.uint64(j0), np.uint64(blocked)):
-                tmp[j * uts + i] = src[i * uss + j]
+            for j in range(u0, np.uint64(blocked)):
+                tmp[(j - u0) * uts + i] = src[i * uss + j]
         if rows == ts and ds == ts:  # rows fill both pitches: one copy
-            copy_bytes(dst, j0 * ds * itemsize, tmp, j0 * ts * itemsize, (j1 - j0) * rows * itemsize)
+            copy_bytes(dst, j0 * ds * itemsize, tmp, 0, (j1 - j0) * rows * itemsize)
         else:
             for j in range(j0, j1):
-                copy_bytes(dst, j * ds * itemsize, tmp, j * ts * itemsize, rows * itemsize)
+                copy_bytes(dst, j * ds * itemsize, tmp, (j - j0) * ts * itemsize, rows * itemsize)
