@@ -24,7 +24,7 @@ from ..._numba_compat.jit import jit
 from ..lane import ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, _address
 from ...host.trace import DIR_VECTOR, EVENT_TTRANS
 from .context import address, count_event, lane_error, trace_event, tracing
-from .dma import copy_bytes
+from .dma import copy_bytes, copy_rows
 
 __all__ = ["ttrans", "align_up"]
 
@@ -214,5 +214,4 @@ def _transpose_through(dst, ds, tmp, ts, src, ss, rows, cols):
         if rows == ts and ds == ts:  # rows fill both pitches: one copy
             copy_bytes(dst, j0 * ds * itemsize, tmp, 0, (j1 - j0) * rows * itemsize)
         else:
-            for j in range(j0, j1):
-                copy_bytes(dst, j * ds * itemsize, tmp, (j - j0) * ts * itemsize, rows * itemsize)
+            copy_rows(dst, j0 * ds * itemsize, ds * itemsize, tmp, 0, ts * itemsize, j1 - j0, rows * itemsize)
