@@ -145,8 +145,8 @@ def _transpose_blocks(typingctx, dst, dst_off, dst_stride, src, src_off, src_str
         # Round k pairs the rows whose indices differ in bit k and interleaves their halves in
         # runs of 2^k elements, within each block: after log2(side) rounds row v holds column
         # bit-reversed(v).  Runs that double each round let every round but the first move whole
-        # 32-, 64- or 128-bit words, which the CPU shuffles in one instruction (16-bit elements
-        # in every round cost three on AVX-512: 1.8x the time for fp16).
+        # 32-, 64- or 128-bit words; x86 shuffles 16-bit elements (vpermt2w) slower than words,
+        # and an fp16 tile took 1.3x as long with every round at 16 bits.
         rounds = side.bit_length() - 1
         half = side // 2
         mask_type = ir.VectorType(ir.IntType(32), width)
