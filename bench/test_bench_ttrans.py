@@ -1,6 +1,20 @@
-"""TTRANS: 2-D transposes next to np.ascontiguousarray(a.T) and torch .t().contiguous(); format
-conversions next to NumPy pad + reshape + transpose.  Targets: 2-D >= 5x torch and >= 15x NumPy on
-4096^2; conversions >= 3x NumPy."""
+"""TTRANS: 2-D transposes next to np.ascontiguousarray(a.T), torch .t().contiguous() and a same-size
+parallel copy; the format conversions next to NumPy pad + reshape + transpose and a parallel copy;
+the fp32 tiled transpose next to pto-isa's CPU simulator (when a checkout and a clang >= 17 are
+there).  Targets (issue #54): the parallel copy takes >= 0.5 of the op's time, 2-D and
+conversions; fp32 2-D >= 15x NumPy, >= 8x torch and >= 3x pto-isa's simulator.
+
+pto-isa: ``ASCEND_NUMBA_PTO_ISA`` names a checkout (its ``include/pto/pto-inst.hpp``) and
+``ASCEND_NUMBA_PTO_CXX`` the compiler command (default ``clang++``; e.g. ``python -m ziglang c++``);
+``bench/pto_isa_ttrans.cpp`` (ours: it only includes pto-isa's headers) is built into a temporary
+directory with ``-D__CPU_SIM -O2``.  Without both the cases are skipped.
+"""
+
+import ctypes
+import os
+import re
+import shlex
+import subprocess
 
 import numpy as np
 import pytest
@@ -50,18 +64,19 @@ def test_transpose2d(benchmark, shape, dtype, case):
     benchmark.extra_info["GBps"] = 2 * a.nbytes / benchmark.stats.stats.median / 1e9
 
 
-@pytest.mark.parametrize("case", ["ascend_numba", "ascend_numba no pool", "numpy"])
+@pytest.mark.parametrize("case", ["ascend_numba", "ascend_numba no pool", "numpy", "parallel copy"])
 @pytest.mark.parametrize("conversion", list(CONVERSIONS))
 def test_conversions(benchmark, conversion, case):
     spec = CONVERSIONS[conversion]
     shape = spec.shapes["x"]
     x = (np.arange(int(np.prod(shape))) % 97).astype(spec.dtype).reshape(shape)
     src, dst = spec.attrs["src"], spec.attrs["dst"]
-    benchmark.group = f"convert_format {conversion} {x.shape} float16"
-    numpy = (lambda: R.nchw_to_nc1hwc0(x, 16)) if src == "NCHW" else (lambda: R.nc1hwc0_to_fractal_z(x, 16))
-    if case == "numpy":
-        ref(benchmark, "numpy")
-        fn = numpy
+    benchmark.group = f"convert_format {conversion} {x.shape} {spec.dtype}"
+    out = np.empty_like(x)
+    refs = {"numpy": lambda: R.convert_format_reference(x, src, dst), "copy": lambda: parallel_copy(out, x)}
+    if case in REFERENCES:
+        ref(benchmark, REFERENCES[case])
+        fn = refs[REFERENCES[case]]
     else:
         fn = lambda: an.convert_format(x, src, dst)  # noqa: E731
         record(benchmark, "convert_format", 2 * x.nbytes, lambda: an.convert_format(x, src, dst, trace=True))
@@ -69,5 +84,64 @@ def test_conversions(benchmark, conversion, case):
         fn()
         benchmark(fn)
         if case == "ascend_numba":
-            paired(benchmark, fn, {"numpy": numpy})
+            paired(benchmark, fn, refs)
     benchmark.extra_info["GBps"] = 2 * x.nbytes / benchmark.stats.stats.median / 1e9
+
+
+# ---- pto-isa's CPU simulator ---------------------------------------------------------------------
+
+PTO_ISA_ENV, PTO_CXX_ENV = "ASCEND_NUMBA_PTO_ISA", "ASCEND_NUMBA_PTO_CXX"
+DRIVER = os.path.join(os.path.dirname(__file__), "pto_isa_ttrans.cpp")
+# The issue's table: (shape, blocks); the simulator's tiles are 128x128 fp32.
+PTO_CASES = [((4096, 4096), 2), ((4096, 4096), 8), ((1024, 1024), 2)]
+
+
+def _clang_major(cxx: list[str]) -> int | None:
+    try:
+        done = subprocess.run([*cxx, "--version"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"clang version (\d+)", done.stdout)
+    return int(found.group(1)) if found else None
+
+
+@pytest.fixture(scope="session")
+def pto_isa(tmp_path_factory):
+    """The simulator's ``pto_ttrans_f32(out, in, h, w, blocks)``, built once per session, or a skip."""
+    checkout = os.environ.get(PTO_ISA_ENV)
+    if not checkout or not os.path.isfile(os.path.join(checkout, "include", "pto", "pto-inst.hpp")):
+        pytest.skip(f"{PTO_ISA_ENV} does not name a pto-isa checkout")
+    cxx = shlex.split(os.environ.get(PTO_CXX_ENV, "clang++"))
+    major = _clang_major(cxx)
+    if major is None or major < 17:
+        pytest.skip(f"pto-isa's CPU simulator needs clang >= 17 ({PTO_CXX_ENV}={' '.join(cxx)}: {major})")
+    lib = tmp_path_factory.mktemp("pto_isa") / "pto_ttrans.so"
+    subprocess.run([*cxx, "-std=c++20", "-O2", "-D__CPU_SIM", "-shared", "-fPIC", "-include", "stdint.h",
+                    "-include", "stddef.h", "-Wno-macro-redefined", "-Wno-ignored-attributes",
+                    "-I", os.path.join(checkout, "include"), DRIVER, "-o", str(lib)], check=True)
+    fn = ctypes.CDLL(str(lib)).pto_ttrans_f32
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    fn.restype = None
+    return fn
+
+
+@pytest.mark.parametrize("case", ["ascend_numba", "pto-isa"])
+@pytest.mark.parametrize("shape, blocks", PTO_CASES, ids=[f"{s[0]}x{s[1]}-{b}blocks" for s, b in PTO_CASES])
+def test_pto_isa_simulator(benchmark, pto_isa, shape, blocks, case):
+    """The same fp32 transpose on ``blocks`` cores: the twin's tiling (its UB tiles) and the
+    simulator's 128x128 tiles, each TLOAD -> TTRANS -> TSTORE; both results checked."""
+    h, w = shape
+    a = (np.arange(h * w) % 97).astype(np.float32).reshape(shape)
+    sim_out = np.empty((w, h), np.float32)
+    benchmark.group = f"transpose2d {h}x{w} float32 {blocks} blocks vs pto-isa"
+    sim = lambda: pto_isa(sim_out.ctypes.data, a.ctypes.data, h, w, blocks)  # noqa: E731
+    twin = lambda: an.transpose2d(a, block_dim=blocks)  # noqa: E731
+    sim()
+    assert np.array_equal(sim_out, a.T) and np.array_equal(twin(), a.T)
+    if case == "pto-isa":
+        ref(benchmark, "pto-isa")
+        benchmark(sim)
+        return
+    record(benchmark, "transpose2d", 2 * a.nbytes)
+    benchmark(twin)
+    paired(benchmark, twin, {"pto-isa": sim, "copy": lambda: parallel_copy(sim_out, a)})

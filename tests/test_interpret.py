@@ -23,7 +23,7 @@ from ascend_numba._numba_compat.extending import TWINS, CompileCounter
 from ascend_numba.kernels import add, alloc_buffer, data_copy, half, muls
 from ascend_numba.kernels.interpret import InterpretError, interpreting
 from ascend_numba.kernels.primitives import llvm, vector
-from ascend_numba.kernels.primitives.ttrans import _transpose_square
+from ascend_numba.kernels.primitives.ttrans import _transpose_blocks
 
 interpret_module = sys.modules["ascend_numba.kernels.interpret"]  # the package's name is the function
 
@@ -235,19 +235,24 @@ def test_element_twins_match_the_intrinsics():
     assert [TWINS[max_element](a, b) for a, b in zip(ints, ints[::-1])] == [-5, 7, 7, -5]
 
 
+@pytest.mark.parametrize("blocks", [1, 2])
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
-def test_transpose_square_twin(dtype):
+def test_transpose_blocks_twin(dtype, blocks):
     side = 32 // np.dtype(dtype).itemsize
-    src = np.arange(3 * side * side, dtype=dtype)
-    want, got = np.zeros(4 * side * side, dtype), np.zeros(4 * side * side, dtype)
+    src = np.arange(4 * side * side, dtype=dtype)
+    want, got = np.zeros(6 * side * side, dtype), np.zeros(6 * side * side, dtype)
 
     @njit
     def compiled(dst, src):
-        _transpose_square(dst, 5, 2 * side, src, 3, side + 1)
+        _transpose_blocks(dst, 5, 2 * side, src, 3, 2 * side + 1, blocks)
 
     compiled(want, src)
-    TWINS[_transpose_square](got, 5, 2 * side, src, 3, side + 1)
+    TWINS[_transpose_blocks](got, 5, 2 * side, src, 3, 2 * side + 1, blocks)
     assert np.array_equal(got, want)
+    k = np.arange(side)
+    for b in range(blocks):  # block b's transpose, b * side rows down
+        block = src[3 + b * side + k[:, None] * (2 * side + 1) + k]
+        assert np.array_equal(want[5 + (b * side + k[:, None]) * 2 * side + k], block.T)
 
 
 @pytest.mark.parametrize("name, args", [("memmove_bytes", (3, 7, 40)), ("copy_short", (0, 5, 13)),

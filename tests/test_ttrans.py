@@ -227,3 +227,13 @@ def test_property_interpreted_transpose_equals_numpy(h, w, dtype, block_dim, che
     x = _data((h, w), dtype_by_name(dtype), seed=h * w)
     got = an.transpose2d(x, block_dim=block_dim, checked=checked, interpret=True)
     _same(got, np.ascontiguousarray(x.T))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 80), st.integers(1, 80), st.sampled_from(["float64", "float32", "float16", "int8"]))
+def test_property_block_strips_compiled_and_interpreted_equal_numpy(h, w, dtype):
+    # Strips of two blocks, of one and of edge columns, whole and part row blocks: each width's
+    # register transposes (compiled) and their twin (interpreted) give x.T.
+    x = _data((h, w), dtype_by_name(dtype), seed=h + 97 * w)
+    _same(an.transpose2d(x, block_dim=1), np.ascontiguousarray(x.T))
+    _same(an.transpose2d(x, block_dim=1, interpret=True), np.ascontiguousarray(x.T))

@@ -24,7 +24,7 @@ from ..._numba_compat.jit import jit
 from ..lane import ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, _address
 from ...host.trace import DIR_VECTOR, EVENT_TTRANS
 from .context import address, count_event, lane_error, trace_event, tracing
-from .dma import copy_bytes
+from .dma import copy_bytes, copy_rows
 
 __all__ = ["ttrans", "align_up"]
 
@@ -78,10 +78,11 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
     """TTRANS: ``dst[j*dst_stride + i] = src[i*src_stride + j]`` for ``i < rows, j < cols``.
 
     The vector path (when ``dst_stride % RowStride == 0``, ``src_stride % ElemPerBlock == 0``
-    and ``src_stride / ElemPerBlock <= 255``) transposes block by block into ``tmp``, laid out
-    ``[cols, ceil(rows/RowStride)*RowStride]``, then copies its rows to ``dst``; a smaller
-    ``tmp`` is a lane error.  Otherwise the scalar path moves element by element.  Both
-    give the same bytes; the lane counts which one ran.
+    and ``src_stride / ElemPerBlock <= 255``) needs ``tmp`` of ``cols * ceil(rows/RowStride)*RowStride``
+    elements (a smaller one is a lane error); it transposes block by block into ``tmp`` (rows
+    ``ceil(rows/RowStride)*RowStride`` apart, a strip of columns at a time in its first rows), then
+    copies those rows to ``dst``.  Otherwise the scalar path moves element by element.  Both give
+    the same bytes; the lane counts which one ran; ``tmp``'s bytes are scratch after either.
     """
     itemsize = src.itemsize
     if not check_ttrans(ctx, _address(dst), dst.nbytes, dst_stride, _address(src), src.nbytes, src_stride,
@@ -100,13 +101,8 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
             lane_error(ctx, ERR_TMP_TOO_SMALL, cols * tmp_stride)
             return
         count_event(ctx, STATE_TTRANS_VECTOR)
-        _blocked_transpose(tmp, tmp_stride, src, src_stride, rows, cols)
         # tmp -> dst inside the instruction: no DataCopy of its own.
-        if rows == tmp_stride and dst_stride == tmp_stride:  # rows fill both pitches: one copy
-            copy_bytes(dst, 0, tmp, 0, cols * rows * itemsize)
-        else:
-            for j in range(cols):
-                copy_bytes(dst, j * dst_stride * itemsize, tmp, j * tmp_stride * itemsize, rows * itemsize)
+        _transpose_through(dst, dst_stride, tmp, tmp_stride, src, src_stride, rows, cols)
     else:
         count_event(ctx, STATE_TTRANS_SCALAR)
         ds = np.uint64(dst_stride)
@@ -117,65 +113,105 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
 
 
 @intrinsic
-def _transpose_square(typingctx, dst, dst_off, dst_stride, src, src_off, src_stride):
-    """Transpose one square block of 32-byte rows (8x8 fp32, 16x16 fp16, 32x32 int8, 4x4 fp64)
-    in registers: load its rows as vectors, log2(B) rounds of interleaves, store the columns.
-    Offsets and strides in elements; the caller keeps the block inside both arrays."""
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
+def _transpose_blocks(typingctx, dst, dst_off, dst_stride, src, src_off, src_stride, blocks):
+    """Transpose ``blocks`` (a literal 1 or 2) side-by-side square blocks of 32-byte rows (8x8 fp32,
+    16x16 fp16, 32x32 int8, 4x4 fp64) in registers: block ``b`` starts ``b * side`` elements right
+    of ``src_off`` and its transpose ``b * side`` rows below ``dst_off``.  Each source row of all
+    the blocks is one vector (two blocks: 64 bytes, a whole line, and each shuffle works on both),
+    log2(side) rounds of interleaves within each block, then each block's columns are stored.
+    Offsets and strides in elements; the caller keeps the blocks inside both arrays."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype
+            and isinstance(blocks, types.IntegerLiteral) and blocks.literal_value in (1, 2)):
         return None
     itemsize = src.dtype.bitwidth // 8
     side = 32 // itemsize
-    sig = types.void(dst, types.int64, types.int64, src, types.int64, types.int64)
+    count = blocks.literal_value
+    width = count * side
+    sig = types.void(dst, types.int64, types.int64, src, types.int64, types.int64, blocks)
 
     def codegen(context, builder, signature, args):
-        d, d_off, d_stride, s, s_off, s_stride = args
+        d, d_off, d_stride, s, s_off, s_stride, _ = args
         elem = ir.IntType(8 * itemsize)
-        row_type = ir.VectorType(elem, side)
+        i64 = ir.IntType(64)
         d_base = builder.bitcast(context.make_array(signature.args[0])(context, builder, d).data, elem.as_pointer())
         s_base = builder.bitcast(context.make_array(signature.args[3])(context, builder, s).data, elem.as_pointer())
 
-        def row_pointer(base, off, stride, r):
-            index = builder.add(off, builder.mul(stride, ir.Constant(ir.IntType(64), r)))
-            return builder.bitcast(builder.gep(base, [index]), row_type.as_pointer())
+        def pointer(base, off, stride, r, vector):
+            index = builder.add(off, builder.mul(stride, ir.Constant(i64, r)))
+            return builder.bitcast(builder.gep(base, [index]), vector.as_pointer())
 
-        rows = [builder.load(row_pointer(s_base, s_off, s_stride, r), align=1) for r in range(side)]
-        # Interleaving row i with row i + side/2, low and high halves, log2(side) times transposes.
+        rows = [builder.load(pointer(s_base, s_off, s_stride, r, ir.VectorType(elem, width)), align=1)
+                for r in range(side)]
+        # Round k pairs the rows whose indices differ in bit k and interleaves their halves in
+        # runs of 2^k elements, within each block: after log2(side) rounds row v holds column
+        # bit-reversed(v).  Runs that double each round let every round but the first move whole
+        # 32-, 64- or 128-bit words; x86 shuffles 16-bit elements (vpermt2w) slower than words,
+        # and an fp16 tile took 1.3x as long with every round at 16 bits.
+        rounds = side.bit_length() - 1
         half = side // 2
-        mask_type = ir.VectorType(ir.IntType(32), side)
-        low = ir.Constant(mask_type, [k for i in range(half) for k in (i, side + i)])
-        high = ir.Constant(mask_type, [k for i in range(half, side) for k in (i, side + i)])
-        for _ in range(side.bit_length() - 1):
-            rows = [v for i in range(half) for v in (builder.shuffle_vector(rows[i], rows[i + half], low),
-                                                     builder.shuffle_vector(rows[i], rows[i + half], high))]
-        for c in range(side):
-            builder.store(rows[c], row_pointer(d_base, d_off, d_stride, c), align=1)
+        mask_type = ir.VectorType(ir.IntType(32), width)
+        for k in range(rounds):
+            run = 1 << k
+            low, high = (ir.Constant(mask_type, [b * side + h * half + p + e + other for b in range(count)
+                                                 for p in range(0, half, run) for other in (0, width)
+                                                 for e in range(run)]) for h in (0, 1))
+            paired = list(rows)
+            for v in range(side):
+                if not v >> k & 1:
+                    paired[v] = builder.shuffle_vector(rows[v], rows[v | 1 << k], low)
+                    paired[v | 1 << k] = builder.shuffle_vector(rows[v], rows[v | 1 << k], high)
+            rows = paired
+        rows = [rows[int(format(c, f"0{rounds}b")[::-1], 2)] for c in range(side)]
+        column = ir.VectorType(elem, side)
+        for b in range(count):
+            pick = ir.Constant(ir.VectorType(ir.IntType(32), side), list(range(b * side, (b + 1) * side)))
+            b_off = builder.add(d_off, builder.mul(d_stride, ir.Constant(i64, b * side)))
+            for c in range(side):
+                part = rows[c] if count == 1 else builder.shuffle_vector(rows[c], rows[c], pick)
+                builder.store(part, pointer(d_base, b_off, d_stride, c, column), align=1)
         return context.get_dummy_value()
 
     return sig, codegen
 
 
-@python_twin(_transpose_square)
-def _transpose_square_py(dst, dst_off, dst_stride, src, src_off, src_stride):
+@python_twin(_transpose_blocks)
+def _transpose_blocks_py(dst, dst_off, dst_stride, src, src_off, src_stride, blocks):
     side = 32 // src.itemsize
     k = np.arange(side)
-    block = src[src_off + k[:, None] * src_stride + k[None, :]]
-    dst[dst_off + k[:, None] * dst_stride + k[None, :]] = block.T
+    for b in range(int(blocks)):
+        block = src[src_off + b * side + k[:, None] * src_stride + k[None, :]]
+        dst[dst_off + (b * side + k[:, None]) * dst_stride + k[None, :]] = block.T
 
 
 @jit(always_inline=True)
-def _blocked_transpose(tmp, ts, src, ss, rows, cols):
-    """``tmp[j*ts + i] = src[i*ss + j]``: whole 32-byte square blocks in registers, the edges
-    element by element (unsigned indices skip the negative-index test on every access)."""
+def _transpose_through(dst, ds, tmp, ts, src, ss, rows, cols):
+    """``dst[j*ds + i] = src[i*ss + j]`` through ``tmp``, a strip of up to two blocks' columns at a
+    time: the strip's blocks in registers (whole 32-byte squares; the edges element by element,
+    unsigned indices skipping the negative-index test) into the first rows of ``tmp`` (``ts``
+    apart), then those rows to ``dst``.  Every strip reuses the same rows of ``tmp``: they stay in
+    the L1 cache, and only ``dst`` is written back to L2 (a strip at its own rows sent all of
+    ``tmp`` there too, as much traffic again)."""
     side = 32 // src.itemsize
+    itemsize = src.itemsize
     full_rows = rows // side * side
-    full_cols = cols // side * side
-    for i0 in range(0, full_rows, side):
-        for j0 in range(0, full_cols, side):
-            _transpose_square(tmp, j0 * ts + i0, ts, src, i0 * ss + j0, ss)
     uts, uss = np.uint64(ts), np.uint64(ss)
-    for i in range(np.uint64(rows)):  # the columns past the last whole block
-        for j in range(np.uint64(full_cols), np.uint64(cols)):
-            tmp[j * uts + i] = src[i * uss + j]
-    for i in range(np.uint64(full_rows), np.uint64(rows)):  # the rows past the last whole block
-        for j in range(np.uint64(full_cols)):
-            tmp[j * uts + i] = src[i * uss + j]
+    for j0 in range(0, cols, 2 * side):
+        j1 = min(j0 + 2 * side, cols)
+        blocked = j0 + (j1 - j0) // side * side  # the strip's columns before this are whole blocks
+        if blocked - j0 == 2 * side:
+            for i0 in range(0, full_rows, side):
+                _transpose_blocks(tmp, i0, ts, src, i0 * ss + j0, ss, 2)
+        elif blocked > j0:
+            for i0 in range(0, full_rows, side):
+                _transpose_blocks(tmp, i0, ts, src, i0 * ss + j0, ss, 1)
+        u0 = np.uint64(j0)
+        for i in range(np.uint64(rows)):  # the columns past the last whole block
+            for j in range(np.uint64(blocked), np.uint64(j1)):
+                tmp[(j - u0) * uts + i] = src[i * uss + j]
+        for i in range(np.uint64(full_rows), np.uint64(rows)):  # the rows past the last whole block
+            for j in range(u0, np.uint64(blocked)):
+                tmp[(j - u0) * uts + i] = src[i * uss + j]
+        if rows == ts and ds == ts:  # rows fill both pitches: one copy
+            copy_bytes(dst, j0 * ds * itemsize, tmp, 0, (j1 - j0) * rows * itemsize)
+        else:
+            copy_rows(dst, j0 * ds * itemsize, ds * itemsize, tmp, 0, ts * itemsize, j1 - j0, rows * itemsize)

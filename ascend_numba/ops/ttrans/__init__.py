@@ -69,7 +69,9 @@ ENTRIES = (
             bench_cases={"transpose": (Case("4096x4096", {"x": (4096, 4096)}, dtype="float32"),
                                        Case("4096x4096", {"x": (4096, 4096)}, dtype="float16"),
                                        Case("4096x4096", {"x": (4096, 4096)}, dtype="int8"),
-                                       Case("8192x2048", {"x": (8192, 2048)}, dtype="float32"))},
+                                       Case("8192x2048", {"x": (8192, 2048)}, dtype="float32"),
+                                       Case("4000x3000", {"x": (4000, 3000)}, dtype="float32"),
+                                       Case("1024x1024", {"x": (1024, 1024)}, dtype="float32"))},
             # The kernel works on unsigned views: one specialization per element width.
             warmup_cases=tuple(Case(u, {"x": (8, 8)}, dtype=u) for u in ("uint8", "uint16", "uint32", "uint64"))),
     OpEntry("convert_format", convert_format, convert_format_reference, TTRANS_DTYPES, _convert_out,
@@ -89,8 +91,14 @@ ENTRIES = (
                             _conversion("GNC1HWC0", "FRACTAL_Z", (2, 5, 1, 2, 2, c0), dtype))),
                         replace(_conversion("NCHW", "NC1HWC0", (2, 19, 5, 7), "float16"), name="traced",
                                 modes=("traced",))),
+            # fp16, every conversion: 100 MB the two the seed names, 50 MB (25 MB for 3-D) the others.
             bench_cases={"convert": (_conversion("NCHW", "NC1HWC0", (64, 256, 56, 56), "float16"),
-                                     _conversion("NC1HWC0", "FRACTAL_Z", (64, 16, 56, 56, 16), "float16"))},
+                                     _conversion("NC1HWC0", "FRACTAL_Z", (64, 16, 56, 56, 16), "float16"),
+                                     _conversion("NC1HWC0", "NCHW", (32, 16, 56, 56, 16), "float16"),
+                                     _conversion("GNCHW", "GNC1HWC0", (2, 16, 256, 56, 56), "float16"),
+                                     _conversion("GNC1HWC0", "GNCHW", (2, 16, 16, 56, 56, 16), "float16"),
+                                     _conversion("GNC1HWC0", "FRACTAL_Z", (2, 32, 8, 56, 56, 16), "float16"),
+                                     _conversion("NCDHW", "FRACTAL_Z_3D", (32, 64, 8, 28, 28), "float16"))},
             # Every conversion at each element width TTRANS takes.
             warmup_cases=tuple(Case(f"{c.name}-{u}", {"x": _tiny(c, 32 // size)}, c.attrs, u)
                                for c in _CONVERSION_SHAPES
