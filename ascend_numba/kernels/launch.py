@@ -29,6 +29,7 @@ import functools
 import hashlib
 import inspect
 import os
+import re
 import sys
 import types as pytypes
 import warnings
@@ -434,7 +435,8 @@ def _mismatch_message(kernel_name: str, error: str, gm_args: tuple, arg_names: t
     """The compiled copy's refusal (see ``dma._one_element_type``) as the user's launch: which
     copy, and which arguments hold each side's element type."""
     line = next(ln for ln in error.splitlines() if ELEMENT_TYPE_MISMATCH in ln)
-    detail = line[line.index("a DataCopy"):].strip()
+    # Numba colours its messages when colorama is installed (the docs' extras bring it): not ours to keep.
+    detail = re.sub(r"\x1b\[[0-9;]*m", "", line[line.index("a DataCopy"):]).strip()
     words = detail.split()
     sides = {words[-4], words[-1]}  # "got dst <a> and src <b>"
     names = arg_names or tuple(f"#{i}" for i in range(len(gm_args)))
