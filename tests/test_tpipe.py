@@ -11,7 +11,8 @@ import pytest
 import ascend_numba as an
 from ascend_numba.kernels import (
     HardEvent, KernelCheckError, KernelError, PIPE, TBuf, TBufPool, TPipe, TPosition, TQue, TQueBind, add, adds,
-    data_copy, duplicate, get_value, pipe_barrier, set_flag, set_global_buffer, trap, wait_flag,
+    alloc_buffer, data_copy, duplicate, get_value, ib_set, ib_wait, pipe_barrier, set_flag, set_global_buffer, trap,
+    wait_flag,
 )
 
 N = 64  # elements per lane, two tiles of 32 fp32
@@ -267,3 +268,36 @@ def traps_on_lane_one(ctx, x):
 def test_trap_stops_its_lane_as_a_failed_assert(interpret):
     with pytest.raises(KernelError, match=r"lane 1: .*AssertionError: Trap"):
         traps_on_lane_one.launch(np.zeros(8, np.float32), block_dim=2, interpret=interpret)
+
+
+@an.kernel(nrt=False)
+def core_one_waits_for_core_zero(ctx, x, y, ws, event):
+    buf = alloc_buffer(ctx, 8, np.float32)
+    sync = alloc_buffer(ctx, 8, np.int32)
+    if ctx.block_idx == 0:
+        data_copy(ctx, buf, 0, x, 0, 8)
+        data_copy(ctx, y, 0, buf, 0, 8)  # y[:8] written by core 0 ...
+        ib_set(ctx, ws, sync, 0, 0)
+    else:
+        ib_wait(ctx, ws, sync, 0, event)  # ... read by core 1 once core 0's flag is up
+        data_copy(ctx, buf, 0, y, 0, 8)
+        data_copy(ctx, y, 8, buf, 0, 8)
+
+
+@pytest.mark.parametrize("mode", ["plain", "checked", "interpreted"])
+def test_ibwait_orders_one_core_after_another(mode):
+    x = np.arange(8, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    ws = np.zeros(2 * 8 * 2, np.int32)  # 2 cores x 32 bytes x 2 events
+    core_one_waits_for_core_zero.launch(x, y, ws, 0, block_dim=2, checked=mode == "checked",
+                                        interpret=mode == "interpreted")
+    assert np.array_equal(y, np.concatenate([x, x]))
+    assert ws[0] == 1  # core 0's flag for event 0
+
+
+@pytest.mark.parametrize("checked", [False, True])
+def test_an_ibwait_no_ibset_answers_is_a_lane_error(checked):
+    x = np.arange(8, dtype=np.float32)
+    ws = np.zeros(2 * 8 * 2, np.int32)
+    with pytest.raises(KernelError, match="IBWait for core 0's event 1 can never end"):
+        core_one_waits_for_core_zero.launch(x, np.zeros(16, np.float32), ws, 1, block_dim=2, checked=checked)

@@ -25,7 +25,7 @@ __all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TO
            "STATE_EXCEPTION", "STATE_PRINT", "STATE_MASK_COUNTER", "STATE_MASK_HIGH", "STATE_MASK_LOW", "MASK_START",
            "STATE_CMPMASK_LOW", "STATE_CMPMASK_HIGH", "STATE_DEQSCALE", "STATE_RSVD_CNT", "STATE_ATOMIC",
            "STATE_PAD_SET", "STATE_PAD_INT", "STATE_PAD_F32", "STATE_ACC_VAL", "STATE_MAX_MIN_CNT",
-           "STATE_VMS4_SR", "STATE_PIPE", "ERR_PIPE", "PIPE_TABLE_BYTES",
+           "STATE_VMS4_SR", "STATE_PIPE", "ERR_PIPE", "ERR_IB_WAIT", "PIPE_TABLE_BYTES",
            "PRELOAD_REGIONS", "ERR_UB_CAPACITY", "ERR_TMP_TOO_SMALL", "ERR_LANE_RAISED", "ERR_SYNC_NOT_RESIDENT",
            "ERR_SYNC_ABANDONED", "LANE_TYPES"]
 
@@ -76,6 +76,7 @@ STATE_PIPE = STATE_VMS4_SR + 1  # 1 once the lane built a TPipe: its pipe table 
 LANE_STATE_SLOTS = STATE_PIPE + 1
 ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL, ERR_LANE_RAISED, ERR_SYNC_NOT_RESIDENT, ERR_SYNC_ABANDONED = 1, 2, 3, 4, 5
 ERR_PIPE = 6  # a TPipe / TQue call the device would hang on or reject (detail: the status and the queue)
+ERR_IB_WAIT = 7  # an IBWait no lane can end, or an IBSet / IBWait flag past its workspace (detail: core << 16 | event)
 # Each lane's UB row is followed by its pipe table (kernels/pipe_table.py): the TPipe's queues and
 # buffers, the state the device keeps in its TPipe object.  Not UB: ctx.ub_size stops before it.
 PIPE_TABLE_BYTES = 8192

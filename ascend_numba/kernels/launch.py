@@ -262,7 +262,7 @@ class Kernel:
         self._constants = _constants_read(func)
         # SyncAll needs every lane resident at once: a kernel calling sync_all gets a launch that
         # runs each lane on a thread of its own (a helper calling it needs resident=True).
-        self.resident = resident or "sync_all" in _names_read(func)
+        self.resident = resident or bool({"sync_all", "ib_wait", "ib_set"} & _names_read(func))
         self._prints = any(n in PRINT_NAMES for n in _names_read(func))
         functools.update_wrapper(self, func)
 

@@ -18,9 +18,9 @@ from ..memory import take_fresh
 from .._numba_compat.call import raised_exception
 from .interpret import raised
 from .lane import (
-    ERR_LANE_RAISED, ERR_PIPE, ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, ERR_TMP_TOO_SMALL, ERR_UB_CAPACITY,
-    LANE_STATE_SLOTS, MASK_START, STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, STATE_MASK_HIGH,
-    STATE_MASK_LOW, STATE_PRINT, STATE_STREAM,
+    ERR_IB_WAIT, ERR_LANE_RAISED, ERR_PIPE, ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, ERR_TMP_TOO_SMALL,
+    ERR_UB_CAPACITY, LANE_STATE_SLOTS, MASK_START, STATE_BARRIER, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION,
+    STATE_MASK_HIGH, STATE_MASK_LOW, STATE_PRINT, STATE_STREAM,
 )
 from .launchers import launch_lanes, launcher, run_resident, run_resident_lane
 from .pools import UB_POOL
@@ -157,6 +157,11 @@ def raise_lane_error(state: np.ndarray, platform: Platform, lane: int | None = N
         raise KernelError(f"lane {lane}: sync_all (SyncAll) abandoned: {state[lane, STATE_ERROR_DETAIL]} lane(s) "
                           "ended without reaching it (on the device the launch hangs); every lane must call "
                           "SyncAll the same number of times")
+    if state[lane, STATE_ERROR] == ERR_IB_WAIT:
+        core, event = divmod(int(state[lane, STATE_ERROR_DETAIL]), 65536)
+        raise KernelError(f"lane {lane}: IBWait for core {core}'s event {event} can never end (that core ended "
+                          "without its IBSet, or every lane waits; the device hangs), or its flag lies past the "
+                          "workspace (core count x 32 bytes a flag, event by event)")
     if state[lane, STATE_ERROR] == ERR_PIPE:
         raise KernelError(f"lane {lane}: {pipe_error(int(state[lane, STATE_ERROR_DETAIL]))}")
     if state[lane, STATE_ERROR] == ERR_LANE_RAISED:

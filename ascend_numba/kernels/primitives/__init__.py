@@ -80,7 +80,7 @@ from .data_copy_nz import Nd2NzParams, Nz2NdParamsFull, SliceInfo, data_copy_sli
 from .fusion import VectorProgramError, vector_program
 from .memory import alloc_buffer, reinterpret
 from .preload import preload
-from .sync import sync_all
+from .sync import ib_set, ib_wait, sync_all
 from .ttrans import ttrans
 from . import global_tensor, tpipe
 from .global_tensor import *  # noqa: F403 - SetGlobalBuffer, GET_TILING_DATA, GetBlockIdx...
@@ -93,7 +93,7 @@ __all__ = [
     "alloc_buffer", "reinterpret",
     "data_copy", "DataCopyParams", "Nd2NzParams", "Nz2NdParamsFull", "SliceInfo", "data_copy_slice",
     "data_copy_pad", "DataCopyPadExtParams",
-    "set_pad_value", "gather", "preload", "ttrans", "sync_all",
+    "set_pad_value", "gather", "preload", "ttrans", "sync_all", "ib_set", "ib_wait",
     "kprint", "dump_tensor", "kernel_prints", "trap",
     "vector_program", "VectorProgramError", *vector.__all__, *cmpsel.__all__, *compound.__all__, *cast_compound.__all__,
     "create_vec_index", "brcb", "BrcbRepeatParams", *reduce.__all__, "reduce_sum", "reduce_max", "reduce_min",

@@ -1,4 +1,5 @@
-"""SyncAll: the one barrier across the cores of a launch (Ascend C ``SyncAll``).
+"""SyncAll, the one barrier across the cores of a launch, and IBSet / IBWait, one core waiting for
+another (Ascend C ``SyncAll``, ``IBSet``, ``IBWait``).
 
 Cores run in no order within a launch, so a kernel that hands data from one core to another
 through GM (partial sums added by one core, say) must put a ``SyncAll`` between the write and
@@ -25,16 +26,19 @@ from numba import types
 from ..._numba_compat.extending import overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ...checked.gm_ownership import end_phase
-from ..lane import ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, STATE_BARRIER, CheckedLane, _load_i64
+from ..lane import (
+    ERR_IB_WAIT, ERR_SYNC_ABANDONED, ERR_SYNC_NOT_RESIDENT, STATE_BARRIER, CheckedLane, _address, _load_i64,
+)
 from .context import lane_error
 from .llvm import atomic_add_i64, atomic_load_i64, atomic_store_i64, atomic_swap_i64, yield_thread
 
-__all__ = ["sync_all", "BARRIER_SLOTS", "barrier_finish", "barrier_wait_turn", "barrier_lanes"]
+__all__ = ["sync_all", "ib_set", "ib_wait", "BARRIER_SLOTS", "barrier_finish", "barrier_wait_turn", "barrier_lanes"]
 
 # The barrier's slots: a spin lock, the lane count, lanes arrived at the current barrier, lanes
 # ended, barriers completed, the lanes a barrier was abandoned for (0: none was), the lane holding
-# the token (checked launches), then one slot per lane: 1 once it ended.
-B_LOCK, B_LANES, B_ARRIVED, B_ENDED, B_GENERATION, B_ABANDONED, B_TURN, B_DONE = range(8)
+# the token (checked launches), lanes waiting at an IBWait, IBSets so far, then one slot per lane:
+# 1 once it ended.
+B_LOCK, B_LANES, B_ARRIVED, B_ENDED, B_GENERATION, B_ABANDONED, B_TURN, B_IB_WAITING, B_IB_SETS, B_DONE = range(10)
 BARRIER_SLOTS = B_DONE
 
 
@@ -155,3 +159,85 @@ def sync_all(ctx):
         return
     if not _sync_lanes(ctx, b):
         lane_error(ctx, ERR_SYNC_ABANDONED, atomic_load_i64(b, B_ABANDONED))
+
+
+# ---- IBSet / IBWait: one core waits for another's flag in GM ---------------------------------------------
+
+@jit(always_inline=True)
+def _ib_flag(ctx, gm_workspace, block_idx, event_id):
+    """The int64 index of core ``block_idx``'s flag for ``event_id``: 32 bytes a flag, event by event
+    (the IBSet page's workspace: core count x 32 bytes x events, and more), or -1 past the workspace."""
+    at = (event_id * ctx.block_num + block_idx) * 32
+    if block_idx < 0 or block_idx >= ctx.block_num or event_id < 0 or at + 32 > gm_workspace.nbytes:
+        return -1
+    return at // 8
+
+
+@jit
+def ib_set(ctx, gm_workspace, ub_workspace, block_idx, event_id):
+    """IBSet: core ``block_idx``'s flag for ``event_id`` set to 1 in ``gm_workspace`` (an int32 GM
+    tensor the host zeroed), for the IBWait on the same four arguments; ``ub_workspace`` is the
+    device's staging tile (unused here).  Needs every lane resident, as SyncAll does."""
+    b = _load_i64(ctx.state_addr, STATE_BARRIER)
+    k = _ib_flag(ctx, gm_workspace, block_idx, event_id)
+    if b == 0 or k < 0:
+        lane_error(ctx, ERR_SYNC_NOT_RESIDENT if b == 0 else ERR_IB_WAIT, block_idx * 65536 + event_id)
+        return
+    atomic_store_i64(_address(gm_workspace), k, 1)
+    atomic_add_i64(b, B_IB_SETS, 1)
+
+
+@jit
+def ib_wait(ctx, gm_workspace, ub_workspace, block_idx, event_id):
+    """IBWait: wait until core ``block_idx`` has set its flag for ``event_id`` (IBSet).  What that core
+    wrote before its IBSet may then be read (checked mode orders all lanes there, as at a SyncAll:
+    it misses races the pairwise order would show, and reports none it would not).  A wait no lane
+    can end (the awaited core ended without its IBSet, or every lane waits) is a lane error; on the
+    device it hangs."""
+    b = _load_i64(ctx.state_addr, STATE_BARRIER)
+    k = _ib_flag(ctx, gm_workspace, block_idx, event_id)
+    if b == 0 or k < 0:
+        lane_error(ctx, ERR_SYNC_NOT_RESIDENT if b == 0 else ERR_IB_WAIT, block_idx * 65536 + event_id)
+        return
+    flag = _address(gm_workspace)
+    if not _ib_wait(ctx, b, flag, k, block_idx):
+        lane_error(ctx, ERR_IB_WAIT, block_idx * 65536 + event_id)
+        raise RuntimeError("IBWait can never end")  # the lane stops here, as the device's core would hang
+
+
+def _ib_wait(ctx, b, flag, k, block_idx):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_ib_wait, jit_options=OVERLOAD_OPTIONS)
+def _ov_ib_wait(ctx, b, flag, k, block_idx):
+    if isinstance(ctx, types.NamedTuple) and ctx.instance_class is CheckedLane:
+        def one_at_a_time(ctx, b, flag, k, block_idx):
+            # This lane holds the token: while the flag is down, hand it on and wait for it back; a
+            # round in which no lane set a flag, ended or completed a barrier is a deadlock.
+            while atomic_load_i64(flag, k) != 1:
+                if atomic_load_i64(b, B_DONE + block_idx) != 0:
+                    return atomic_load_i64(flag, k) == 1
+                progress = atomic_load_i64(b, B_IB_SETS) + atomic_load_i64(b, B_ENDED) + \
+                    atomic_load_i64(b, B_GENERATION)
+                _pass_turn(b, ctx.block_idx)
+                barrier_wait_turn(b, ctx.block_idx)
+                if atomic_load_i64(flag, k) != 1 and progress == atomic_load_i64(b, B_IB_SETS) + \
+                        atomic_load_i64(b, B_ENDED) + atomic_load_i64(b, B_GENERATION):
+                    return False
+            end_phase(ctx)
+            return True
+        return one_at_a_time
+
+    def spinning(ctx, b, flag, k, block_idx):
+        atomic_add_i64(b, B_IB_WAITING, 1)
+        ok = True
+        while atomic_load_i64(flag, k) != 1:
+            stuck = atomic_load_i64(b, B_IB_WAITING) + atomic_load_i64(b, B_ARRIVED) + atomic_load_i64(b, B_ENDED)
+            if atomic_load_i64(b, B_DONE + block_idx) != 0 or stuck == atomic_load_i64(b, B_LANES):
+                ok = atomic_load_i64(flag, k) == 1  # the awaited core ended, or every lane waits: a hang
+                break
+            yield_thread()
+        atomic_add_i64(b, B_IB_WAITING, -1)
+        return ok
+    return spinning
