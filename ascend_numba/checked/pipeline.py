@@ -31,7 +31,7 @@ from .._numba_compat.jit import jit
 from ..host.tpipe import POSITION_NAMES, QUE_DEQUE, QUE_FREE, ST_DEPTH, ST_EMPTY, ST_FOREIGN, ST_FREED, ST_FULL, ST_OK
 from ..kernels.lane import STATE_PRIMITIVE, _load_i64, _store_i64
 from ..kernels.pipe_table import (
-    B_ADDR, B_FREED, B_HANDLE, B_LEN, B_STATE, H_DST, H_FIRST, H_KIND, H_NUM, H_SRC, KIND_QUE, T_BUFFERS, T_PIPE_NOW,
+    B_ADDR, B_FREED, B_HANDLE, B_LEN, B_STATE, H_DST, H_FIRST, H_KIND, H_SRC, KIND_QUE, T_BUFFERS, T_PIPE_NOW,
     T_SEQ, T_SYNCED, TRACKED, b_load, h_load, pipe_on, t_load, t_store,
 )
 from . import report
@@ -171,7 +171,7 @@ def check_pipe_end(ctx):
     for b in range(t_load(ctx, T_BUFFERS)):
         h = b_load(ctx, b, B_HANDLE)
         state = b_load(ctx, b, B_STATE)
-        if h_load(ctx, h, H_KIND) == KIND_QUE and state != QUE_FREE and h_load(ctx, h, H_NUM) > 0:
+        if h_load(ctx, h, H_KIND) == KIND_QUE and state != QUE_FREE:
             report.pipe_never_freed(ctx, PRIM_FREE_TENSOR, OPERAND_DST, queue=h, position=_position(ctx, h),
                                     buffer=b - h_load(ctx, h, H_FIRST), state=state)
             return False

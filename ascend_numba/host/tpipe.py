@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["TPosition", "HardEvent", "PIPE", "TRACKED_PIPES", "PIPE_NAMES", "EVENT_PIPES", "POSITION_NAMES",
+__all__ = ["TPosition", "HardEvent", "PIPE", "PIPE_NAMES", "EVENT_PIPES", "POSITION_NAMES",
            "BUFFER_STATES", "QUE_FREE", "QUE_OCCUPIED", "QUE_ENQUE", "QUE_DEQUE", "HANDLE_KINDS",
            "MAX_HANDLES", "ST_OK", "ST_FULL", "ST_DEPTH", "ST_FOREIGN", "ST_EMPTY", "ST_FREED", "ST_SETUP",
            "pipe_error"]
@@ -82,8 +82,7 @@ class HardEvent(enum.IntEnum):
     FIX_FIX = 34
 
 
-# The pipes the twin orders, by their index in the pipe table (kernels/primitives/tpipe.py).
-TRACKED_PIPES = (PIPE.PIPE_S, PIPE.PIPE_V, PIPE.PIPE_MTE2, PIPE.PIPE_MTE3)
+# The pipes the twin orders, by their index in the pipe table (kernels/pipe_table.py).
 PIPE_NAMES = ("S", "V", "MTE2", "MTE3")
 # HardEvent -> (source pipe index, destination pipe index), for the events between tracked pipes.
 EVENT_PIPES = {e: (PIPE_NAMES.index(e.name.split("_")[0]), PIPE_NAMES.index(e.name.split("_")[1]))

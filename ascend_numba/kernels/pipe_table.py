@@ -13,17 +13,17 @@ Read by ``kernels/primitives/tpipe.py`` (the model) and ``checked/pipeline.py`` 
 from __future__ import annotations
 
 from .._numba_compat.jit import jit
-from ..host.tpipe import MAX_HANDLES
+from ..host.tpipe import HANDLE_KINDS, MAX_HANDLES, PIPE_NAMES
 from .lane import PIPE_TABLE_BYTES, STATE_PIPE, _load_i64, _store_i64
 
 __all__ = ["T_HANDLES", "T_BUFFERS", "T_PIPE_NOW", "T_SEQ", "T_SYNCED", "T_FLAGS", "EVENT_IDS", "MAX_HANDLES",
            "MAX_BUFFERS", "H_KIND", "H_SRC", "H_DST", "H_DEPTH", "H_NUM", "H_LEN", "H_FIRST", "H_NEXT", "H_USED",
            "H_ORDER", "B_ADDR", "B_LEN", "B_HANDLE", "B_STATE", "B_ORDER", "B_FREED", "B_ENQUED", "DEAD_HANDLE",
            "PIPE_TABLE_SLOTS", "KIND_QUE", "KIND_BUF", "KIND_POOL", "PIPE_S", "PIPE_V", "PIPE_MTE2", "PIPE_MTE3",
-           "TRACKED", "t_load", "t_store", "h_load", "h_store", "b_load", "b_store", "pipe_on"]
+           "TRACKED", "t_load", "t_store", "h_load", "h_store", "b_load", "b_store", "synced_upto", "pipe_on"]
 
-TRACKED = 4  # pipes: S, V, MTE2, MTE3 (host.tpipe.TRACKED_PIPES)
-PIPE_S, PIPE_V, PIPE_MTE2, PIPE_MTE3 = range(TRACKED)
+TRACKED = len(PIPE_NAMES)  # the pipes the twin orders, by their index in host.tpipe.PIPE_NAMES
+PIPE_S, PIPE_V, PIPE_MTE2, PIPE_MTE3 = (PIPE_NAMES.index(n) for n in ("S", "V", "MTE2", "MTE3"))
 EVENT_IDS = 8  # SetFlag's event ids, 0..7
 
 T_HANDLES, T_BUFFERS, T_PIPE_NOW = 0, 1, 2    # handles built, buffers bound, the pipe of the access checked now
@@ -45,7 +45,7 @@ MAX_BUFFERS, B_FIELDS = 64, 7
 B_ADDR, B_LEN, B_HANDLE, B_STATE, B_ORDER, B_FREED, B_ENQUED = range(B_FIELDS)
 PIPE_TABLE_SLOTS = T_BUFFER + MAX_BUFFERS * B_FIELDS
 assert PIPE_TABLE_SLOTS * 8 <= PIPE_TABLE_BYTES
-KIND_QUE, KIND_BUF, KIND_POOL = 1, 2, 3  # host.tpipe.HANDLE_KINDS
+KIND_QUE, KIND_BUF, KIND_POOL = (HANDLE_KINDS.index(n) for n in ("TQue", "TBuf", "TBufPool"))
 
 
 @jit(always_inline=True)
@@ -81,6 +81,13 @@ def b_load(ctx, b, field):
 @jit(always_inline=True)
 def b_store(ctx, b, field, value):
     _store_i64(_table(ctx), T_BUFFER + b * B_FIELDS + field, value)
+
+
+@jit(always_inline=True)
+def synced_upto(ctx, src, dst, seq):
+    """A wait: pipe ``dst`` may now read what pipe ``src`` wrote up to its write ``seq``."""
+    slot = T_SYNCED + src * TRACKED + dst
+    _store_i64(_table(ctx), slot, max(_load_i64(_table(ctx), slot), seq))
 
 
 @jit(always_inline=True)

@@ -16,7 +16,7 @@ from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..lane import ERR_UB_CAPACITY, STATE_UB_TOP, _load_i64, _store_i64, _voidptr
 from .context import lane_error
 
-__all__ = ["alloc_buffer", "reinterpret"]
+__all__ = ["alloc_buffer", "reinterpret", "take_ub"]
 
 PRIM_ALLOC_BUFFER = PRIMITIVE["alloc_buffer"]
 
@@ -57,15 +57,31 @@ def alloc_buffer(ctx, count, dtype):
     reference count of its own: the UB outlives the launch.
     """
     nbytes = count * _itemsize(dtype)
+    check_alloc(ctx, _ub_end(ctx, nbytes))  # the binding goes ahead: the violation fails the launch at its end
+    at = take_ub(ctx, nbytes)
+    if at < 0:
+        return carray(_voidptr(ctx.ub_addr), 0, dtype)
+    return carray(_voidptr(ctx.ub_addr + at), count, dtype)
+
+
+@jit(always_inline=True)
+def _ub_end(ctx, nbytes):
+    return _load_i64(ctx.state_addr, STATE_UB_TOP) + (nbytes + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes
+
+
+@jit
+def take_ub(ctx, nbytes):
+    """``nbytes`` of the lane's UB, rounded up to whole blocks, at its top (alloc_buffer's and
+    InitBuffer's): their UB offset, or -1 for a negative count or past ``ub_size``
+    (ub-over-capacity; the lane records ERR_UB_CAPACITY)."""
     top = _load_i64(ctx.state_addr, STATE_UB_TOP)
-    end = top + (nbytes + ctx.block_bytes - 1) // ctx.block_bytes * ctx.block_bytes
-    check_alloc(ctx, end)  # the binding goes ahead: the violation fails the launch at its end
-    if count < 0 or end > ctx.ub_size:
+    end = _ub_end(ctx, nbytes)
+    if nbytes < 0 or end > ctx.ub_size:
         check_alloc_failed(ctx, end)
         lane_error(ctx, ERR_UB_CAPACITY, end)
-        return carray(_voidptr(ctx.ub_addr), 0, dtype)
+        return -1
     _store_i64(ctx.state_addr, STATE_UB_TOP, end)
-    return carray(_voidptr(ctx.ub_addr + top), count, dtype)
+    return top
 
 
 @jit(_nrt=True)  # returns an array view

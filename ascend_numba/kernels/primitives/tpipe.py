@@ -38,21 +38,21 @@ from numba.extending import overload_method
 from ...checked.pipeline import check_pipe_call
 from ...checked.rules import PRIMITIVE
 from ...host.tpipe import (
-    EVENT_PIPES, MAX_HANDLES, PIPE, QUE_DEQUE, QUE_ENQUE, QUE_FREE, QUE_OCCUPIED, ST_DEPTH, ST_EMPTY, ST_FOREIGN,
-    ST_FREED, ST_FULL, ST_SETUP, HardEvent, TPosition,
+    EVENT_PIPES, MAX_HANDLES, PIPE, POSITION_NAMES, QUE_DEQUE, QUE_ENQUE, QUE_FREE, QUE_OCCUPIED, ST_DEPTH, ST_EMPTY,
+    ST_FOREIGN, ST_FREED, ST_FULL, ST_SETUP, HardEvent, TPosition,
 )
 from ..._numba_compat.extending import TypingError
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..interpret import python_function
-from ..lane import ERR_PIPE, ERR_UB_CAPACITY, STATE_PIPE, STATE_UB_TOP, _address, _load_i64, _store_i64, _voidptr
+from ..lane import ERR_PIPE, STATE_PIPE, _address, _store_i64, _voidptr
 from ..pipe_table import (
     B_ADDR, B_ENQUED, B_FREED, B_HANDLE, B_LEN, B_ORDER, B_STATE, DEAD_HANDLE, EVENT_IDS, H_DEPTH, H_DST, H_FIRST,
     H_KIND, H_LEN, H_NEXT, H_NUM, H_ORDER, H_SRC, H_USED, KIND_BUF, KIND_POOL, KIND_QUE, MAX_BUFFERS, PIPE_MTE2,
-    PIPE_MTE3, PIPE_TABLE_SLOTS, PIPE_V, T_BUFFERS, T_FLAGS, T_HANDLES, T_SEQ, T_SYNCED, TRACKED, b_load, b_store,
-    h_load, h_store, t_load, t_store,
+    PIPE_MTE3, PIPE_TABLE_SLOTS, PIPE_V, T_BUFFERS, T_FLAGS, T_HANDLES, T_SEQ, TRACKED, b_load, b_store, h_load,
+    h_store, pipe_on, synced_upto, t_load, t_store,
 )
 from .context import lane_error
-from .memory import _itemsize, check_alloc_failed
+from .memory import _itemsize, take_ub
 
 __all__ = ["aicore", "TPipe", "TQue", "TQueBind", "TBuf", "TBufPool", "TPosition", "HardEvent", "PIPE", "init_buffer",
            "init_buf_pool", "alloc_tensor", "en_que", "de_que", "free_tensor", "tbuf_get", "set_flag", "wait_flag",
@@ -64,9 +64,8 @@ PRIM_INIT_BUFFER, PRIM_ALLOC_TENSOR, PRIM_EN_QUE, PRIM_DE_QUE, PRIM_FREE_TENSOR,
 # pipe-setup's cases (checked.rules.PIPE_SETUP's choices).
 (SETUP_NOT_INIT, SETUP_POSITION, SETUP_HANDLES, SETUP_BUFFERS, SETUP_POOL, SETUP_GET_LEN, SETUP_GET_BLOCKS,
  SETUP_EVENT_ID, SETUP_NUM, SETUP_LENGTH, SETUP_DEPTH, SETUP_GM) = range(12)
-# A position's index in host.tpipe.POSITION_NAMES: GM, VECIN, VECOUT, VECCALC.
-_POSITION_INDEX = {TPosition.GM: 0, TPosition.VECIN: 1, TPosition.VECOUT: 2, TPosition.VECCALC: 3}
-_GM, _VECIN, _VECOUT, _VECCALC = range(4)
+# A position's index in host.tpipe.POSITION_NAMES (what the pipe table and the messages keep).
+_GM, _VECIN, _VECOUT, _VECCALC = (POSITION_NAMES.index(n) for n in ("GM", "VECIN", "VECOUT", "VECCALC"))
 # HardEvent -> its (source, destination) pipe index (-1: an event between pipes the twin does not order).
 _EVENT_SRC = np.full(len(HardEvent), -1, np.int64)
 _EVENT_DST = np.full(len(HardEvent), -1, np.int64)
@@ -85,13 +84,19 @@ def _interpreted(func):
     return lambda *args: python_function(func.py_func)(*args)
 
 
-class _Pipe(collections.namedtuple("TPipe", ["ctx", "slot"])):
-    """The lane's TPipe: ``init_buffer(que, num, len)``, ``init_buffer(tbuf, len)``, ``init_buf_pool``."""
+class _BufferOwner:
+    """What binds buffers (a TPipe, a TBufPool): ``init_buffer(que, num, len)``, ``init_buffer(tbuf, len)``."""
 
     __slots__ = ()
 
     def init_buffer(self, handle, num_or_len, length=None):
         return _interpreted(init_buffer)(self, handle, *_buffer_args(handle, num_or_len, length))
+
+
+class _Pipe(_BufferOwner, collections.namedtuple("TPipe", ["ctx", "slot"])):
+    """The lane's TPipe: ``init_buffer``, ``init_buf_pool``."""
+
+    __slots__ = ()
 
     def init_buf_pool(self, pool, length, share=None):
         return _interpreted(init_buf_pool)(self, pool, length, -1 if share is None else share.slot)
@@ -124,13 +129,10 @@ class _Buf(collections.namedtuple("TBuf", ["ctx", "slot"])):
         return _interpreted(tbuf_get)(self, dtype, -1 if count is None else count, count is None)
 
 
-class _Pool(collections.namedtuple("TBufPool", ["ctx", "slot"])):
+class _Pool(_BufferOwner, collections.namedtuple("TBufPool", ["ctx", "slot"])):
     """A TBufPool: ``init_buffer`` as the TPipe's, inside the pool's bytes; ``reset()``."""
 
     __slots__ = ()
-
-    def init_buffer(self, handle, num_or_len, length=None):
-        return _interpreted(init_buffer)(self, handle, *_buffer_args(handle, num_or_len, length))
 
     def reset(self):
         return _interpreted(pool_reset)(self)
@@ -246,13 +248,7 @@ def _take(owner, nbytes, h):
             return -1
         h_store(ctx, pool, H_NEXT, at + nbytes)
         return at
-    top = _load_i64(ctx.state_addr, STATE_UB_TOP)
-    if top + nbytes > ctx.ub_size:
-        check_alloc_failed(ctx, top + nbytes)
-        lane_error(ctx, ERR_UB_CAPACITY, top + nbytes)
-        return -1
-    _store_i64(ctx.state_addr, STATE_UB_TOP, top + nbytes)
-    return top
+    return take_ub(ctx, nbytes)
 
 
 @jit
@@ -443,8 +439,7 @@ def de_que(que, dtype):
     b_store(ctx, oldest, B_STATE, QUE_DEQUE)
     src, dst = _queue_pipes(ctx, h)
     if src >= 0:  # the queue's own WaitFlag: what the source pipe wrote before the EnQue is readable
-        synced = T_SYNCED + src * TRACKED + dst
-        t_store(ctx, synced, max(t_load(ctx, synced), b_load(ctx, oldest, B_ENQUED) - 1))
+        synced_upto(ctx, src, dst, b_load(ctx, oldest, B_ENQUED) - 1)
     return _view(ctx, oldest, h_load(ctx, h, H_LEN), dtype)
 
 
@@ -493,34 +488,36 @@ def tbuf_get(buf, dtype, count, whole):
 # ---- events --------------------------------------------------------------------------------------
 
 @jit
-def _event_ok(ctx, event, event_id):
+def _event(ctx, event, event_id):
+    """The source and destination pipes of ``event`` and its flag's slot for ``event_id``; -1s for a
+    lane with no TPipe or an event between pipes the twin does not order (an id outside 0..7 is
+    pipe-setup)."""
+    if not pipe_on(ctx):
+        return -1, -1, -1
     if event_id < 0 or event_id >= EVENT_IDS:
         _fail(ctx, PRIM_SET_FLAG, ST_SETUP, -1, event_id, SETUP_EVENT_ID)
-        return False
-    return _EVENT_SRC[np.int64(event)] >= 0
+        return -1, -1, -1
+    src, dst = _EVENT_SRC[np.int64(event)], _EVENT_DST[np.int64(event)]
+    if src < 0:
+        return -1, -1, -1
+    return src, dst, T_FLAGS + (src * TRACKED + dst) * EVENT_IDS + event_id
 
 
 @jit
 def set_flag(ctx, event, event_id):
     """SetFlag<event>(id): the destination pipe may go on once the source pipe's work so far is done."""
-    if _load_i64(ctx.state_addr, STATE_PIPE) == 0 or not _event_ok(ctx, event, event_id):
-        return
-    src, dst = _EVENT_SRC[np.int64(event)], _EVENT_DST[np.int64(event)]
-    t_store(ctx, T_FLAGS + (src * TRACKED + dst) * EVENT_IDS + event_id, t_load(ctx, T_SEQ + src) + 1)
+    src, _, flag = _event(ctx, event, event_id)
+    if flag >= 0:
+        t_store(ctx, flag, t_load(ctx, T_SEQ + src) + 1)
 
 
 @jit
 def wait_flag(ctx, event, event_id):
     """WaitFlag<event>(id): the destination pipe waits for the matching SetFlag (the twin runs in order:
     checked mode records what the wait orders)."""
-    if _load_i64(ctx.state_addr, STATE_PIPE) == 0 or not _event_ok(ctx, event, event_id):
-        return
-    src, dst = _EVENT_SRC[np.int64(event)], _EVENT_DST[np.int64(event)]
-    flag = T_FLAGS + (src * TRACKED + dst) * EVENT_IDS + event_id
-    raised = t_load(ctx, flag)
-    synced = T_SYNCED + src * TRACKED + dst
-    if raised > 0:
-        t_store(ctx, synced, max(t_load(ctx, synced), raised - 1))
+    src, dst, flag = _event(ctx, event, event_id)
+    if flag >= 0 and t_load(ctx, flag) > 0:
+        synced_upto(ctx, src, dst, t_load(ctx, flag) - 1)
         t_store(ctx, flag, 0)
 
 
@@ -528,11 +525,11 @@ def wait_flag(ctx, event, event_id):
 def pipe_barrier(ctx, pipe):
     """PipeBarrier<pipe>: PIPE_ALL orders every pipe after everything before it (one pipe's own
     barrier orders nothing the twin tracks: a pipe's instructions already run in order)."""
-    if _load_i64(ctx.state_addr, STATE_PIPE) == 0 or pipe != PIPE.PIPE_ALL:
+    if not pipe_on(ctx) or pipe != PIPE.PIPE_ALL:
         return
     for src in range(TRACKED):
         for dst in range(TRACKED):
-            t_store(ctx, T_SYNCED + src * TRACKED + dst, t_load(ctx, T_SEQ + src))
+            synced_upto(ctx, src, dst, t_load(ctx, T_SEQ + src))
 
 
 # ---- the handles' methods in compiled code (their Python methods above are interpret mode's) -------
