@@ -28,19 +28,22 @@ def scatter_rows(ctx, x, y, rows, row_bytes, gap):
     data_copy_pad(ctx, y, 0, buf, 0, rows, row_bytes, 0, gap)
 
 
-@pytest.mark.parametrize("row_bytes", [256, 300, 511, 1024])
-@pytest.mark.parametrize("shift", [0, 1, 13, 32, 63])
-def test_scattered_rows_any_alignment(always_stream, row_bytes, shift):
-    rows, gap = 9, 77
+@pytest.mark.parametrize("gap", [77, 96])  # rows at every alignment; rows all at the shift's
+@pytest.mark.parametrize("row_bytes", [256, 300, 352, 511, 1024])
+@pytest.mark.parametrize("shift", [0, 1, 4, 13, 16, 32, 63])
+def test_scattered_rows_any_alignment(always_stream, row_bytes, shift, gap):
+    """Partial lines at 4-byte offsets are streamed in 4- and 16-byte pieces, others stored plain."""
+    rows = 9
     x = np.random.default_rng(row_bytes + shift).integers(0, 256, rows * row_bytes, dtype=np.uint8)
-    backing = np.full(shift + rows * (row_bytes + gap) + 64, 0xEE, np.uint8)
-    y = backing[shift:shift + rows * (row_bytes + gap)]
+    backing = np.full(shift + rows * (row_bytes + gap) + 128, 0xEE, np.uint8)
+    start = (-backing.ctypes.data) % 64 + shift  # from a line boundary
+    y = backing[start:start + rows * (row_bytes + gap)]
     state = scatter_rows.launch(x, y, rows, row_bytes, gap, block_dim=2)
     assert (state[:, STATE_STREAM] == 1).all()
     expected = np.full(y.size, 0xEE, np.uint8).reshape(rows, row_bytes + gap)
     expected[:, :row_bytes] = x.reshape(rows, row_bytes)
     assert np.array_equal(y, expected.reshape(-1))
-    assert (backing[:shift] == 0xEE).all() and (backing[shift + y.size:] == 0xEE).all()
+    assert (backing[:start] == 0xEE).all() and (backing[start + y.size:] == 0xEE).all()
 
 
 @kernel

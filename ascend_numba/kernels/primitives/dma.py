@@ -38,7 +38,7 @@ from .context import address, copy_direction, in_ub, trace_event, tracing
 from .atomic import atomic_copy, atomic_on
 from .element_bits import stored_scalar
 from .gather_repeat import gather_repeats
-from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_word
+from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_store
 from .tile_types import check_contiguous
 
 __all__ = ["data_copy", "DataCopyParams", "data_copy_pad", "set_pad_value", "DataCopyPadExtParams", "gather",
@@ -129,18 +129,38 @@ def _disjoint(a, b):
 
 @jit(always_inline=True)
 def _stream_bytes(dst, d, src, s, n):
-    """``n`` bytes, inside both arrays: whole 64-byte cache lines with streaming stores, the
-    partial lines at either end with plain ones (a line must not get both kinds)."""
-    head = min(n, (64 - (_address(dst) + d) % 64) % 64)
-    if head > 0:
-        copy_bytes(dst, d, src, s, head)
-    k = head
+    """``n`` bytes, inside both arrays, all with streaming stores: whole 64-byte cache lines two
+    32-byte words each, the partial lines at either end in 16- and 4-byte pieces (:func:`_stream_part`)."""
+    k = min(n, (64 - (_address(dst) + d) % 64) % 64)
+    _stream_part(dst, d, src, s, k)
     while k + 64 <= n:
-        stream_word(dst, d + k, src, s + k)
-        stream_word(dst, d + k + 32, src, s + k + 32)
+        stream_store(dst, d + k, src, s + k, 32)
+        stream_store(dst, d + k + 32, src, s + k + 32, 32)
         k += 64
-    if k < n:
-        copy_bytes(dst, d + k, src, s + k, n - k)
+    _stream_part(dst, d + k, src, s + k, n - k)
+
+
+@jit(always_inline=True)
+def _stream_part(dst, d, src, s, n):
+    """Part of one line (the rest is another row's, written by the same rule): 4- and 16-byte
+    streaming stores when it starts and ends on 4 bytes, else plain ones.  Plain partial lines
+    between streamed ones made a misaligned ``out=`` cost 2x (4096^2 fp32 transpose2d 9.7 ms,
+    7.2 with these; 5.3 aligned)."""
+    if n <= 0:
+        return
+    if (_address(dst) + d) % 4 != 0 or n % 4 != 0:
+        copy_bytes(dst, d, src, s, n)
+        return
+    k = 0
+    while k < n and (_address(dst) + d + k) % 16 != 0:
+        stream_store(dst, d + k, src, s + k, 4)
+        k += 4
+    while k + 16 <= n:
+        stream_store(dst, d + k, src, s + k, 16)
+        k += 16
+    while k < n:
+        stream_store(dst, d + k, src, s + k, 4)
+        k += 4
 
 
 @jit(always_inline=True)

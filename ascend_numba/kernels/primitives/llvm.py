@@ -19,7 +19,7 @@ from numba.extending import intrinsic
 
 from ..._numba_compat.extending import cgutils, python_twin
 
-__all__ = ["memmove_bytes", "copy_short", "copy_fixed", "stream_word", "store_fence", "prefetch_line", "atomic_add_i64",
+__all__ = ["memmove_bytes", "copy_short", "copy_fixed", "stream_store", "store_fence", "prefetch_line", "atomic_add_i64",
            "atomic_load_i64", "atomic_store_i64", "atomic_swap_i64", "compare_exchange", "yield_thread", "scalar_loop"]
 
 
@@ -112,27 +112,30 @@ def _copy_fixed_py(dst, dst_byte, src, src_byte, width):
 
 
 @intrinsic
-def stream_word(typingctx, dst, dst_byte, src, src_byte):
-    """Copy 32 bytes with a non-temporal store (the destination byte address must be 32-aligned):
-    the line goes to memory without being read into the cache first."""
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)):
+def stream_store(typingctx, dst, dst_byte, src, src_byte, width):
+    """Copy ``width`` (a literal 4, 8, 16 or 32) bytes with a non-temporal store; the destination
+    byte address must be a multiple of ``width``.  The bytes go to memory without their line being
+    read into the cache first; pieces of a line are combined on the way."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
+            and isinstance(width, types.IntegerLiteral) and width.literal_value in (4, 8, 16, 32)):
         return None
-    sig = types.void(dst, types.intp, src, types.intp)
+    nbytes = width.literal_value
+    sig = types.void(dst, types.intp, src, types.intp, width)
 
     def codegen(context, builder, signature, args):
         d_ptr, s_ptr = _byte_pointers(context, builder, signature, args)
-        word = ir.VectorType(ir.IntType(64), 4)
+        word = ir.VectorType(ir.IntType(32), nbytes // 4) if nbytes >= 16 else ir.IntType(8 * nbytes)
         value = builder.load(builder.bitcast(s_ptr, word.as_pointer()), align=1)
-        store = builder.store(value, builder.bitcast(d_ptr, word.as_pointer()), align=32)
+        store = builder.store(value, builder.bitcast(d_ptr, word.as_pointer()), align=nbytes)
         store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
         return context.get_dummy_value()
 
     return sig, codegen
 
 
-@python_twin(stream_word)
-def _stream_word_py(dst, dst_byte, src, src_byte):
-    ctypes.memmove(_at(dst, dst_byte), _at(src, src_byte), 32)
+@python_twin(stream_store)
+def _stream_store_py(dst, dst_byte, src, src_byte, width):
+    ctypes.memmove(_at(dst, dst_byte), _at(src, src_byte), int(width))
 
 
 @intrinsic
