@@ -7,7 +7,11 @@ conversions; fp32 2-D >= 15x NumPy, >= 8x torch and >= 3x pto-isa's simulator.
 pto-isa: ``ASCEND_NUMBA_PTO_ISA`` names a checkout (its ``include/pto/pto-inst.hpp``) and
 ``ASCEND_NUMBA_PTO_CXX`` the compiler command (default ``clang++``; e.g. ``python -m ziglang c++``);
 ``bench/pto_isa_ttrans.cpp`` (ours: it only includes pto-isa's headers) is built into a temporary
-directory with ``-D__CPU_SIM -O2``.  Without both the cases are skipped.
+directory with ``-D__CPU_SIM -O2``, twice: "pto-isa" with ``-DPTO_CPU_MAX_THREADS=1u``, one thread
+per simulated block as the twin has one lane per block, and "pto-isa default" with pto-isa's own
+defaults, under which every TLOAD and TSTORE of a tile of 16384 elements or more
+(``PTO_CPU_PARALLEL_THRESHOLD_ELEMS``, ``include/pto/cpu/parallel.hpp``) starts its own
+threads, one per CPU, inside each block's thread.  Without both the cases are skipped.
 """
 
 import ctypes
@@ -105,9 +109,14 @@ def _clang_major(cxx: list[str]) -> int | None:
     return int(found.group(1)) if found else None
 
 
+# Simulator builds: the name and the extra compile flags.
+PTO_BUILDS = {"pto-isa": ["-DPTO_CPU_MAX_THREADS=1u"], "pto-isa default": []}
+
+
 @pytest.fixture(scope="session")
 def pto_isa(tmp_path_factory):
-    """The simulator's ``pto_ttrans_f32(out, in, h, w, blocks)``, built once per session, or a skip."""
+    """The simulator's ``pto_ttrans_f32(out, in, h, w, blocks)`` for each of PTO_BUILDS, built once
+    per session, or a skip."""
     checkout = os.environ.get(PTO_ISA_ENV)
     if not checkout or not os.path.isfile(os.path.join(checkout, "include", "pto", "pto-inst.hpp")):
         pytest.skip(f"{PTO_ISA_ENV} does not name a pto-isa checkout")
@@ -115,17 +124,20 @@ def pto_isa(tmp_path_factory):
     major = _clang_major(cxx)
     if major is None or major < 17:
         pytest.skip(f"pto-isa's CPU simulator needs clang >= 17 ({PTO_CXX_ENV}={' '.join(cxx)}: {major})")
-    lib = tmp_path_factory.mktemp("pto_isa") / "pto_ttrans.so"
-    subprocess.run([*cxx, "-std=c++20", "-O2", "-D__CPU_SIM", "-shared", "-fPIC", "-include", "stdint.h",
-                    "-include", "stddef.h", "-Wno-macro-redefined", "-Wno-ignored-attributes",
-                    "-I", os.path.join(checkout, "include"), DRIVER, "-o", str(lib)], check=True)
-    fn = ctypes.CDLL(str(lib)).pto_ttrans_f32
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
-    fn.restype = None
-    return fn
+    built = {}
+    for name, flags in PTO_BUILDS.items():
+        lib = tmp_path_factory.mktemp("pto_isa") / "pto_ttrans.so"
+        subprocess.run([*cxx, "-std=c++20", "-O2", "-D__CPU_SIM", *flags, "-shared", "-fPIC", "-include", "stdint.h",
+                        "-include", "stddef.h", "-Wno-macro-redefined", "-Wno-ignored-attributes",
+                        "-I", os.path.join(checkout, "include"), DRIVER, "-o", str(lib)], check=True)
+        fn = ctypes.CDLL(str(lib)).pto_ttrans_f32
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        fn.restype = None
+        built[name] = fn
+    return built
 
 
-@pytest.mark.parametrize("case", ["ascend_numba", "pto-isa"])
+@pytest.mark.parametrize("case", ["ascend_numba", *PTO_BUILDS])
 @pytest.mark.parametrize("shape, blocks", PTO_CASES, ids=[f"{s[0]}x{s[1]}-{b}blocks" for s, b in PTO_CASES])
 def test_pto_isa_simulator(benchmark, pto_isa, shape, blocks, case):
     """The same fp32 transpose on ``blocks`` cores: the twin's tiling (its UB tiles) and the
@@ -134,14 +146,17 @@ def test_pto_isa_simulator(benchmark, pto_isa, shape, blocks, case):
     a = (np.arange(h * w) % 97).astype(np.float32).reshape(shape)
     sim_out = np.empty((w, h), np.float32)
     benchmark.group = f"transpose2d {h}x{w} float32 {blocks} blocks vs pto-isa"
-    sim = lambda: pto_isa(sim_out.ctypes.data, a.ctypes.data, h, w, blocks)  # noqa: E731
+    sims = {name: (lambda fn=fn: fn(sim_out.ctypes.data, a.ctypes.data, h, w, blocks)) for name, fn in pto_isa.items()}
     twin = lambda: an.transpose2d(a, block_dim=blocks)  # noqa: E731
-    sim()
-    assert np.array_equal(sim_out, a.T) and np.array_equal(twin(), a.T)
-    if case == "pto-isa":
-        ref(benchmark, "pto-isa")
-        benchmark(sim)
+    for sim in sims.values():
+        sim_out.fill(0)
+        sim()
+        assert np.array_equal(sim_out, a.T)
+    assert np.array_equal(twin(), a.T)
+    if case in sims:
+        ref(benchmark, case)
+        benchmark(sims[case])
         return
     record(benchmark, "transpose2d", 2 * a.nbytes)
     benchmark(twin)
-    paired(benchmark, twin, {"pto-isa": sim, "copy": lambda: parallel_copy(sim_out, a)})
+    paired(benchmark, twin, {**sims, "copy": lambda: parallel_copy(sim_out, a)})

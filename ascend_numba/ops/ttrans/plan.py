@@ -229,6 +229,10 @@ def plan_transpose_blocks(outer: int, inner: int, rows: int, cols: int, total_ro
     # Short blocks (C0 rows) get wide tiles: fill the UB, but keep srcStride/ElemPerBlock <= 255.
     widest = platform.ub_size // (elem_bytes * (tile_rows + 2 * align_up(tile_rows, rs))) - epb
     tile_cols = min(max(side, align_down(widest, epb)), 255 * epb, align_up(cols, epb))
+    if tile_cols < side:  # narrow blocks (C0 columns) get tall tiles: fill the UB as well
+        unit = max(rs, CACHE_LINE_BYTES // elem_bytes)
+        tallest = align_down(platform.ub_size // (3 * tile_cols * elem_bytes) - unit, unit)
+        tile_rows = max(tile_rows, min(tallest, align_up(max(rows, out_rows), rs)))
     tmp_elems = tile_cols * align_up(tile_rows, rs)
     platform.check_ub_plan({"src_tile": tile_rows * tile_cols * elem_bytes,
                             "dst_tile": tile_cols * align_up(tile_rows, row_stride(elem_bytes)) * elem_bytes,
