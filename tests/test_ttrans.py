@@ -14,7 +14,6 @@ from helpers import same as _same
 
 import ascend_numba as an
 from ascend_numba.dtypes import dtype_by_name
-from ascend_numba.host.platform import get_platform
 from ascend_numba.host.tiling import int32
 from ascend_numba.kernels import KernelError, alloc_buffer, data_copy, kernel, ttrans
 from ascend_numba.kernels.lane import STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR
@@ -244,7 +243,7 @@ def test_property_block_strips_compiled_and_interpreted_equal_numpy(h, w, dtype)
 def test_narrow_blocks_get_tall_tiles(dtype):
     """NC1HWC0 -> NCHW transposes [H*W, C0] blocks: their tiles take as many rows as the UB holds
     (a 56x56 plane in two tiles, not twenty), in whole cache lines; the round trip above checks them."""
-    size, plat, c0 = np.dtype(dtype).itemsize, get_platform("A2"), _c0(dtype)
+    size, plat, c0 = np.dtype(dtype).itemsize, an.get_platform("A2"), _c0(dtype)
     t = plan_transpose_blocks(outer=2, inner=1, rows=56 * 56, cols=c0, total_rows=56 * 56, total_cols=c0,
                               out_rows=56 * 56, src_outer=0, src_inner=0, src_row_stride=c0, dst_outer=0,
                               dst_inner=0, dst_row_stride=56 * 56, elem_bytes=size, platform=plat)

@@ -42,7 +42,7 @@ from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_sto
 from .tile_types import check_contiguous
 
 __all__ = ["data_copy", "DataCopyParams", "data_copy_pad", "set_pad_value", "DataCopyPadExtParams", "gather",
-           "copy_bytes", "copy_rows", "check_copy_types", "check_contiguous"]
+           "copy_bytes", "check_copy_types", "check_contiguous"]
 
 PRIM_DATA_COPY = PRIMITIVE["DataCopy"]
 PRIM_DATA_COPY_PAD = PRIMITIVE["DataCopyPad"]
@@ -62,24 +62,6 @@ def copy_bytes(dst, dst_byte, src, src_byte, nbytes):
         memmove_bytes(dst, dst_byte, src, src_byte, n)
     elif n > 0:
         copy_short(dst, dst_byte, src, src_byte, n)
-
-
-@jit(never_inline=True)
-def copy_rows(dst, dst_byte, dst_pitch, src, src_byte, src_pitch, count, nbytes):
-    """``count`` rows of ``nbytes``, ``dst_pitch`` / ``src_pitch`` bytes apart, clamped to both
-    arrays as :func:`copy_bytes` is; rows all inside both take one inline move each where the
-    width allows (a libc call a row cost TTRANS's 32-byte C0 rows most of their time).  Not
-    inlined: its moves, inlined into TTRANS, cost a (16, 16) fp32 transpose2d call 0.5 us of
-    its 6 us without running."""
-    if count <= 0 or nbytes <= 0:
-        return
-    if dst_byte >= 0 and src_byte >= 0 and dst_pitch >= 0 and src_pitch >= 0 \
-            and dst_byte + (count - 1) * dst_pitch + nbytes <= dst.nbytes \
-            and src_byte + (count - 1) * src_pitch + nbytes <= src.nbytes:
-        _copy_blocks_inside(dst, dst_byte, dst_pitch, src, src_byte, src_pitch, count, nbytes)
-        return
-    for k in range(count):
-        copy_bytes(dst, dst_byte + k * dst_pitch, src, src_byte + k * src_pitch, nbytes)
 
 
 @jit(inline="always")

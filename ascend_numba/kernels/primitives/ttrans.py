@@ -1,7 +1,8 @@
 """TTRANS, the tile transpose: ``dst[j*dst_stride + i] = src[i*src_stride + j]`` in UB.
 
-The vector path transposes 32-byte square blocks in registers through a temporary tile; the
-scalar path moves element by element.  Both give the same bytes; the lane counts which ran.
+The vector path transposes 32-byte square blocks in registers straight into the destination
+(the temporary tile it requires is checked for size, its bytes left as they were); the scalar
+path moves element by element.  Both give the same bytes; the lane counts which ran.
 
 Checked-mode rule beside the primitive: :func:`check_ttrans`.
 """
@@ -24,7 +25,6 @@ from ..._numba_compat.jit import jit
 from ..lane import ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, _address
 from ...host.trace import DIR_VECTOR, EVENT_TTRANS
 from .context import address, count_event, lane_error, trace_event, tracing
-from .dma import copy_bytes, copy_rows
 
 __all__ = ["ttrans", "align_up"]
 
@@ -79,10 +79,11 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
 
     The vector path (when ``dst_stride % RowStride == 0``, ``src_stride % ElemPerBlock == 0``
     and ``src_stride / ElemPerBlock <= 255``) needs ``tmp`` of ``cols * ceil(rows/RowStride)*RowStride``
-    elements (a smaller one is a lane error); it transposes block by block into ``tmp`` (rows
-    ``ceil(rows/RowStride)*RowStride`` apart, a strip of columns at a time in its first rows), then
-    copies those rows to ``dst``.  Otherwise the scalar path moves element by element.  Both give
-    the same bytes; the lane counts which one ran; ``tmp``'s bytes are scratch after either.
+    elements (a smaller one is a lane error) and transposes 32-byte square blocks in registers,
+    a strip of columns at a time; otherwise the scalar path moves element by element.  Both give
+    the same bytes; the lane counts which one ran.  The device's use of ``tmp`` is its own
+    (seed 004: an implementation-defined temporary tile); here its bytes are left as they were,
+    and a kernel may not read them as a result either way.
     """
     itemsize = src.itemsize
     if not check_ttrans(ctx, _address(dst), dst.nbytes, dst_stride, _address(src), src.nbytes, src_stride,
@@ -101,8 +102,7 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
             lane_error(ctx, ERR_TMP_TOO_SMALL, cols * tmp_stride)
             return
         count_event(ctx, STATE_TTRANS_VECTOR)
-        # tmp -> dst inside the instruction: no DataCopy of its own.
-        _transpose_through(dst, dst_stride, tmp, tmp_stride, src, src_stride, rows, cols)
+        _transpose_strips(dst, dst_stride, src, src_stride, rows, cols)
     else:
         count_event(ctx, STATE_TTRANS_SCALAR)
         ds = np.uint64(dst_stride)
@@ -184,34 +184,25 @@ def _transpose_blocks_py(dst, dst_off, dst_stride, src, src_off, src_stride, blo
 
 
 @jit(always_inline=True)
-def _transpose_through(dst, ds, tmp, ts, src, ss, rows, cols):
-    """``dst[j*ds + i] = src[i*ss + j]`` through ``tmp``, a strip of up to two blocks' columns at a
-    time: the strip's blocks in registers (whole 32-byte squares; the edges element by element,
-    unsigned indices skipping the negative-index test) into the first rows of ``tmp`` (``ts``
-    apart), then those rows to ``dst``.  Every strip reuses the same rows of ``tmp``: they stay in
-    the L1 cache, and only ``dst`` is written back to L2 (a strip at its own rows sent all of
-    ``tmp`` there too, as much traffic again)."""
+def _transpose_strips(dst, ds, src, ss, rows, cols):
+    """``dst[j*ds + i] = src[i*ss + j]``, a strip of up to two blocks' columns at a time: the
+    strip's whole 32-byte squares in registers, the edges element by element (unsigned indices
+    skipping the negative-index test)."""
     side = 32 // src.itemsize
-    itemsize = src.itemsize
     full_rows = rows // side * side
-    uts, uss = np.uint64(ts), np.uint64(ss)
+    uds, uss = np.uint64(ds), np.uint64(ss)
     for j0 in range(0, cols, 2 * side):
         j1 = min(j0 + 2 * side, cols)
         blocked = j0 + (j1 - j0) // side * side  # the strip's columns before this are whole blocks
         if blocked - j0 == 2 * side:
             for i0 in range(0, full_rows, side):
-                _transpose_blocks(tmp, i0, ts, src, i0 * ss + j0, ss, 2)
+                _transpose_blocks(dst, j0 * ds + i0, ds, src, i0 * ss + j0, ss, 2)
         elif blocked > j0:
             for i0 in range(0, full_rows, side):
-                _transpose_blocks(tmp, i0, ts, src, i0 * ss + j0, ss, 1)
-        u0 = np.uint64(j0)
+                _transpose_blocks(dst, j0 * ds + i0, ds, src, i0 * ss + j0, ss, 1)
         for i in range(np.uint64(rows)):  # the columns past the last whole block
             for j in range(np.uint64(blocked), np.uint64(j1)):
-                tmp[(j - u0) * uts + i] = src[i * uss + j]
+                dst[j * uds + i] = src[i * uss + j]
         for i in range(np.uint64(full_rows), np.uint64(rows)):  # the rows past the last whole block
-            for j in range(u0, np.uint64(blocked)):
-                tmp[(j - u0) * uts + i] = src[i * uss + j]
-        if rows == ts and ds == ts:  # rows fill both pitches: one copy
-            copy_bytes(dst, j0 * ds * itemsize, tmp, 0, (j1 - j0) * rows * itemsize)
-        else:
-            copy_rows(dst, j0 * ds * itemsize, ds * itemsize, tmp, 0, ts * itemsize, j1 - j0, rows * itemsize)
+            for j in range(np.uint64(j0), np.uint64(blocked)):
+                dst[j * uds + i] = src[i * uss + j]

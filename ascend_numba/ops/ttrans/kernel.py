@@ -93,7 +93,8 @@ def fractal_z_3d_kernel(ctx, x, y, t):
         hw0 = (task % t.hwChunks) * t.hwChunk
         hwc = min(t.hwChunk, t.hw - hw0)
         channels = min(t.c0, t.c - c1 * t.c0)
-        duplicate(ctx, out, 0, hwc * row)  # padded n and padded channels stay zero
+        if t.n < t.nPadded or channels < t.c0:  # padded n and padded channels are zeros
+            duplicate(ctx, out, 0, hwc * row)
         pitch = align_up(hwc * itemsize, bb) // itemsize
         for n in range(t.n):
             src = ((n * t.c + c1 * t.c0) * t.d + d) * t.hw + hw0
