@@ -104,6 +104,27 @@ def test_ttrans_tmp_too_small_is_an_error():
         ttrans_tile.launch(x, y, TTransTiling(16, 32, 32, 16, 100), block_dim=1)
 
 
+@kernel
+def ttrans_tmp_copied_out(ctx, x, y, t):
+    """TTRANS, then tmp copied out as if it held a result."""
+    src = alloc_buffer(ctx, t.rows * t.src_stride, x.dtype)
+    dst = alloc_buffer(ctx, t.cols * t.dst_stride, x.dtype)
+    tmp = alloc_buffer(ctx, t.tmp_elems, x.dtype)
+    data_copy(ctx, src, 0, x, 0, t.rows * t.src_stride)
+    ttrans(ctx, dst, t.dst_stride, src, t.src_stride, t.rows, t.cols, tmp)
+    data_copy(ctx, y, 0, tmp, 0, t.tmp_elems)
+
+
+def test_ttrans_tmp_is_garbage_after_it_in_checked_mode():
+    """The device computes in tmp (seed 004); the twin leaves its bytes, checked mode marks them."""
+    x = _data((16 * 32,), np.uint32)
+    y = np.full(512, 7, np.uint32)
+    with pytest.raises(an.KernelCheckError) as caught:
+        ttrans_tmp_copied_out.launch(x, y, TTransTiling(16, 32, 32, 16, 512), block_dim=1, checked=True)
+    assert (caught.value.primitive, caught.value.rule) == ("DataCopy", "gm-write-garbage"), str(caught.value)
+    assert (y == 7).all()
+
+
 def _c0(dtype):
     return 32 // np.dtype(dtype).itemsize
 

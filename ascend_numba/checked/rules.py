@@ -212,10 +212,11 @@ GM_READ_UNWRITTEN_OUTPUT = Rule(
 GM_WRITE_GARBAGE = Rule(
     "gm-write-garbage", ("tensor", "byte"),
     "{operand} left garbage in GM {tensor} at byte {byte}: UB bytes with no value the kernel wrote (read from GM "
-    "padding past a tensor's end, or a source the device computes in: AddDeqRelu's), or computed from such bytes, are "
-    "in the tensor when the launch ends",
-    "garbage left in a GM tensor when the launch ends: bytes a lane read from GM padding (past a tensor's end) and the "
-    "sources AddDeqRelu overwrites on the device are garbage, copies move the mark, vector ops, Gather and TTRANS "
+    "padding past a tensor's end, or bytes the device computes in: AddDeqRelu's sources, Transpose's and TTRANS's "
+    "temporary tiles), or computed from such bytes, are in the tensor when the launch ends",
+    "garbage left in a GM tensor when the launch ends: bytes a lane read from GM padding (past a tensor's end), the "
+    "sources AddDeqRelu overwrites on the device and the temporary tiles Transpose and TTRANS compute in are garbage, "
+    "copies move the mark, vector ops, Gather and TTRANS "
     "carry it element by element; a whole block written with garbage and overwritten later (Tile's first aligned "
     "write of a row) is clean. Named: the lane and primitive that wrote the first such byte, and its offset")
 GM_OUTPUT_UNWRITTEN = Rule(

@@ -33,9 +33,11 @@ PRIM_TTRANS = PRIMITIVE["TTRANS"]
 
 @checked_rule
 @jit
-def check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, src_stride, tmp_addr, itemsize,
-                  rows, cols):
-    """TTRANS: three aligned UB tiles, the source rows read and the destination rows written in bounds."""
+def check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, src_stride, tmp_addr, tmp_nbytes,
+                 tmp_used, itemsize, rows, cols):
+    """TTRANS: three aligned UB tiles, the source rows read and the destination rows written in bounds;
+    the ``tmp_used`` bytes of tmp the vector path takes are garbage after it (the device computes in
+    them), so a kernel that reads them as a result is told where its garbage came from."""
     enter(ctx, PRIM_TTRANS)
     if not (count_ok(ctx, PRIM_TTRANS, OPERAND_SRC, rows, ROWS, 0)
             and count_ok(ctx, PRIM_TTRANS, OPERAND_SRC, cols, COLS, 0)):
@@ -57,6 +59,9 @@ def check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, sr
     dirty = False
     for i in range(rows):
         dirty = dirty or first_garbage(ctx, s0 + i * src_stride * itemsize, cols * itemsize) >= 0
+    if 0 < tmp_used <= tmp_nbytes:
+        set_garbage(ctx, tmp_addr - ctx.ub_addr, tmp_used, 1)
+        mark_epoch(ctx, tmp_addr - ctx.ub_addr, tmp_used)
     for j in range(cols):
         if dirty:  # garbage moves with its element: dst[j, i] from src[i, j]
             for i in range(rows):
@@ -83,21 +88,23 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
     a strip of columns at a time; otherwise the scalar path moves element by element.  Both give
     the same bytes; the lane counts which one ran.  The device's use of ``tmp`` is its own
     (seed 004: an implementation-defined temporary tile); here its bytes are left as they were,
-    and a kernel may not read them as a result either way.
+    and checked mode marks the ones the vector path takes as garbage.
     """
     itemsize = src.itemsize
+    rs = 32 if itemsize == 1 else 16
+    epb = ctx.block_bytes // itemsize
+    vector = dst_stride % rs == 0 and src_stride % epb == 0 and src_stride // epb <= 255
+    tmp_stride = align_up(rows, rs)
     if not check_ttrans(ctx, _address(dst), dst.nbytes, dst_stride, _address(src), src.nbytes, src_stride,
-                        _address(tmp), itemsize, rows, cols):
+                        _address(tmp), tmp.nbytes, cols * tmp_stride * itemsize if vector else 0, itemsize,
+                        rows, cols):
         return
     if tracing(ctx):
         d, sr, t = address(dst), address(src), address(tmp)
         trace_event(ctx, EVENT_TTRANS, DIR_VECTOR, rows * cols * itemsize, rows * cols, d,
                     d + ((cols - 1) * dst_stride + rows) * itemsize, sr,
                     sr + ((rows - 1) * src_stride + cols) * itemsize, t, t + tmp.nbytes)
-    rs = 32 if itemsize == 1 else 16
-    epb = ctx.block_bytes // itemsize
-    if dst_stride % rs == 0 and src_stride % epb == 0 and src_stride // epb <= 255:
-        tmp_stride = align_up(rows, rs)
+    if vector:
         if tmp.size < cols * tmp_stride:
             lane_error(ctx, ERR_TMP_TOO_SMALL, cols * tmp_stride)
             return
