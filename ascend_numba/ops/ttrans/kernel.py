@@ -77,13 +77,14 @@ def fractal_z_kernel(ctx, x, y, t):
 
 @kernel(nrt=False, outputs=("y",))
 def fractal_z_3d_kernel(ctx, x, y, t):
-    """[N, C, D, HW] -> [D*C1*HW, N1*N0, C0]: per (d, c1, HW chunk), each n's [C0, chunk] plane
-    is transposed straight into its place in the output tile."""
+    """[N, C, D, HW] -> [D*C1*HW, N1*N0, C0]: per (d, c1, HW chunk), the [C0, chunk] planes of
+    nGroup consecutive n are copied one under the other and one TTRANS puts them in their columns
+    of the out tile (padded n and channels as zero rows)."""
     itemsize = x.itemsize
     bb = ctx.block_bytes
     row = t.nPadded * t.c0
     out = alloc_buffer(ctx, t.hwChunk * row, x.dtype)
-    plane = alloc_buffer(ctx, t.c0 * t.hwChunk, x.dtype)
+    planes = alloc_buffer(ctx, t.nGroup * t.c0 * t.hwChunk, x.dtype)
     tmp = alloc_buffer(ctx, t.tmpElems, x.dtype)
     total = t.d * t.c1 * t.hwChunks
     task, end = contiguous_lane_range(ctx, total)
@@ -93,13 +94,16 @@ def fractal_z_3d_kernel(ctx, x, y, t):
         hw0 = (task % t.hwChunks) * t.hwChunk
         hwc = min(t.hwChunk, t.hw - hw0)
         channels = min(t.c0, t.c - c1 * t.c0)
-        if t.n < t.nPadded or channels < t.c0:  # padded n and padded channels are zeros
-            duplicate(ctx, out, 0, hwc * row)
         pitch = align_up(hwc * itemsize, bb) // itemsize
-        for n in range(t.n):
-            src = ((n * t.c + c1 * t.c0) * t.d + d) * t.hw + hw0
-            data_copy_pad(ctx, plane, 0, x, src, channels, hwc * itemsize, (t.d * t.hw - hwc) * itemsize, 0)
-            ttrans(ctx, out[n * t.c0:], row, plane, pitch, channels, hwc, tmp)
+        for g0 in range(0, t.nPadded, t.nGroup):
+            group = min(t.nGroup, t.nPadded - g0)
+            if g0 + group > t.n or channels < t.c0:
+                duplicate(ctx, planes, 0, group * t.c0 * pitch)
+            for n in range(g0, min(g0 + group, t.n)):
+                src = ((n * t.c + c1 * t.c0) * t.d + d) * t.hw + hw0
+                data_copy_pad(ctx, planes, (n - g0) * t.c0 * pitch, x, src, channels, hwc * itemsize,
+                              (t.d * t.hw - hwc) * itemsize, 0)
+            ttrans(ctx, out[g0 * t.c0:], row, planes, pitch, group * t.c0, hwc, tmp)
         data_copy(ctx, y, ((d * t.c1 + c1) * t.hw + hw0) * row, out, 0, hwc * row)
         trace_work(ctx, 1)
         task += 1

@@ -287,7 +287,9 @@ def plan_fractal_z(groups: int, n: int, k: int, c0: int, n_padded: int, elem_byt
 
 @dataclass
 class FractalZ3DTilingData:
-    """[N, C, D, HW] -> [D*C1*HW, N1*N0, C0]: per (d, c1, hw chunk) the N planes [C0, chunk] transposed."""
+    """[N, C, D, HW] -> [D*C1*HW, N1*N0, C0]: per (d, c1, hw chunk), the [C0, chunk] planes of
+    ``nGroup`` consecutive n stacked in UB and transposed by one TTRANS into their columns of the
+    out tile."""
 
     n: int
     c: int
@@ -296,21 +298,34 @@ class FractalZ3DTilingData:
     c0: int
     c1: int
     nPadded: int
+    nGroup: int        # n planes per TTRANS
     hwChunk: int
     hwChunks: int
     tmpElems: int
+
+
+# The least HW chunk a plane group may leave (elements): NCDHW -> FRACTAL_Z_3D (32, 64, 8, 28, 28)
+# fp16 on one thread, CPU ms: one plane a TTRANS (chunk 160) 6.4, 8 planes (128) 4.7, 16 (96)
+# 3.8, 32 (48) 4.0 (#54).
+MIN_FZ3D_CHUNK = 64
 
 
 def plan_fractal_z_3d(n: int, c: int, d: int, hw: int, c0: int, n_padded: int, elem_bytes: int,
                       platform: Platform) -> FractalZ3DTilingData:
     rs = row_stride(elem_bytes)
     epb = elem_per_block(elem_bytes, platform.block_bytes)
-    # UB: out tile [chunk, N1N0, C0] + one src plane [C0, chunk] + tmp [chunk, align(C0, rs)].
-    per_hw = n_padded * c0 + c0 + align_up(c0, rs)
-    chunk = max(epb, align_down(platform.ub_size // (per_hw * elem_bytes) - epb, epb))
-    chunk = min(chunk, align_up(hw, epb))
-    tmp = chunk * align_up(c0, rs)
-    platform.check_ub_plan({"out_tile": chunk * n_padded * c0 * elem_bytes, "src_plane": c0 * chunk * elem_bytes,
-                            "tmp_tile": tmp * elem_bytes})
+
+    def chunk_for(group: int) -> int:
+        # UB: out tile [chunk, N1N0, C0] + the group's planes [group*C0, chunk] + tmp [chunk, align(group*C0, rs)].
+        per_hw = n_padded * c0 + group * c0 + align_up(group * c0, rs)
+        return min(align_down(platform.ub_size // (per_hw * elem_bytes) - epb, epb), align_up(hw, epb))
+
+    group = n_padded
+    while group > 1 and chunk_for(group) < min(MIN_FZ3D_CHUNK, align_up(hw, epb)):
+        group = (group + 1) // 2
+    chunk = max(epb, chunk_for(group))
+    tmp = chunk * align_up(group * c0, rs)
+    platform.check_ub_plan({"out_tile": chunk * n_padded * c0 * elem_bytes,
+                            "planes": group * c0 * chunk * elem_bytes, "tmp_tile": tmp * elem_bytes})
     c1 = ceil_div(c, c0)
-    return FractalZ3DTilingData(n, c, d, hw, c0, c1, n_padded, chunk, ceil_div(hw, chunk), tmp)
+    return FractalZ3DTilingData(n, c, d, hw, c0, c1, n_padded, group, chunk, ceil_div(hw, chunk), tmp)
