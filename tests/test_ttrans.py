@@ -125,6 +125,39 @@ def test_ttrans_tmp_is_garbage_after_it_in_checked_mode():
     assert (y == 7).all()
 
 
+@kernel
+def ttrans_into_small_dst(ctx, x, y, guard, dst_elems, dst_stride):
+    """A 16x16 fp32 TTRANS into a destination ``dst_elems`` long, a guard buffer right after it."""
+    src = alloc_buffer(ctx, 16 * 16, x.dtype)
+    dst = alloc_buffer(ctx, dst_elems, x.dtype)
+    after = alloc_buffer(ctx, 8 * 16, x.dtype)
+    tmp = alloc_buffer(ctx, 16 * 16, x.dtype)
+    data_copy(ctx, after, 0, guard, 0, 8 * 16)
+    data_copy(ctx, dst, 0, y, 0, dst_elems)
+    data_copy(ctx, src, 0, x, 0, 16 * 16)
+    ttrans(ctx, dst, dst_stride, src, 16, 16, 16, tmp)
+    data_copy(ctx, y, 0, dst, 0, dst_elems)
+    data_copy(ctx, guard, 0, after, 0, 8 * 16)
+
+
+@pytest.mark.parametrize("dst_elems, dst_stride", [(128, 16), (16, 12800), (16, 12808)],
+                         ids=["vector-half-room", "vector-far-stride", "scalar-far-stride"])
+def test_ttrans_past_its_destination_skips_those_elements(dst_elems, dst_stride):
+    """Elements whose place lies past dst are dropped; nothing past dst (its neighbour in UB, other
+    lanes' UB) is written."""
+    x = np.arange(1, 257, dtype=np.float32)
+    y = np.zeros(dst_elems, np.float32)
+    guard = np.full(8 * 16, -1.0, np.float32)
+    ttrans_into_small_dst.launch(x, y, guard, dst_elems, dst_stride, block_dim=1)
+    expect = np.zeros(dst_elems, np.float32)
+    for j in range(16):
+        for i in range(16):
+            if j * dst_stride + i < dst_elems:
+                expect[j * dst_stride + i] = x[i * 16 + j]
+    _same(y, expect)
+    assert (guard == -1.0).all()
+
+
 def _c0(dtype):
     return 32 // np.dtype(dtype).itemsize
 
@@ -177,6 +210,8 @@ def test_fractal_z_3d(dtype, n0):
 def test_large_conversion_chunks():
     x = _data((17, 40, 2, 30, 31), np.float16, seed=8)
     _same(an.convert_format(x, "NCDHW", "FRACTAL_Z_3D", checked=True), R.ncdhw_to_fractal_z_3d(x, 16, 16))
+    z = _data((161, 20, 1, 3, 3), np.float16, seed=10)  # N1*N0 = 176 in plane groups, the last one short
+    _same(an.convert_format(z, "NCDHW", "FRACTAL_Z_3D", checked=True), R.ncdhw_to_fractal_z_3d(z, 16, 16))
     y = _data((40, 3, 30, 31, 16), np.float16, seed=9)
     _same(an.convert_format(y, "NC1HWC0", "FRACTAL_Z", checked=True), R.nc1hwc0_to_fractal_z(y, 16))
 

@@ -88,7 +88,8 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
     a strip of columns at a time; otherwise the scalar path moves element by element.  Both give
     the same bytes; the lane counts which one ran.  The device's use of ``tmp`` is its own
     (seed 004: an implementation-defined temporary tile); here its bytes are left as they were,
-    and checked mode marks the ones the vector path takes as garbage.
+    and checked mode marks the ones the vector path takes as garbage.  An element whose place lies
+    past ``dst`` or ``src`` is skipped, as in a vector op (checked mode reports it).
     """
     itemsize = src.itemsize
     rs = 32 if itemsize == 1 else 16
@@ -109,14 +110,32 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
             lane_error(ctx, ERR_TMP_TOO_SMALL, cols * tmp_stride)
             return
         count_event(ctx, STATE_TTRANS_VECTOR)
-        _transpose_strips(dst, dst_stride, src, src_stride, rows, cols)
     else:
         count_event(ctx, STATE_TTRANS_SCALAR)
+    if rows <= 0 or cols <= 0:
+        return
+    if not (dst_stride >= 0 and src_stride >= 0 and (cols - 1) * dst_stride + rows <= dst.size
+            and (rows - 1) * src_stride + cols <= src.size):
+        _transpose_clamped(dst, dst_stride, src, src_stride, rows, cols)
+    elif vector:
+        _transpose_strips(dst, dst_stride, src, src_stride, rows, cols)
+    else:
         ds = np.uint64(dst_stride)
         ss = np.uint64(src_stride)
         for i in range(np.uint64(rows)):
             for j in range(np.uint64(cols)):
                 dst[j * ds + i] = src[i * ss + j]
+
+
+@jit(always_inline=True)
+def _transpose_clamped(dst, ds, src, ss, rows, cols):
+    # Operands too small for their rows (checked mode has reported it): as for a vector op, an
+    # element past either tensor is skipped, so no store leaves the destination.
+    for i in range(rows):
+        for j in range(cols):
+            d, s = j * ds + i, i * ss + j
+            if 0 <= d < dst.size and 0 <= s < src.size:
+                dst[d] = src[s]
 
 
 @intrinsic

@@ -79,7 +79,7 @@ def fractal_z_kernel(ctx, x, y, t):
 def fractal_z_3d_kernel(ctx, x, y, t):
     """[N, C, D, HW] -> [D*C1*HW, N1*N0, C0]: per (d, c1, HW chunk), the [C0, chunk] planes of
     nGroup consecutive n are copied one under the other and one TTRANS puts them in their columns
-    of the out tile (padded n and channels as zero rows)."""
+    of the out tile; padded n and channels are zeros."""
     itemsize = x.itemsize
     bb = ctx.block_bytes
     row = t.nPadded * t.c0
@@ -95,11 +95,13 @@ def fractal_z_3d_kernel(ctx, x, y, t):
         hwc = min(t.hwChunk, t.hw - hw0)
         channels = min(t.c0, t.c - c1 * t.c0)
         pitch = align_up(hwc * itemsize, bb) // itemsize
-        for g0 in range(0, t.nPadded, t.nGroup):
-            group = min(t.nGroup, t.nPadded - g0)
-            if g0 + group > t.n or channels < t.c0:
+        if t.n < t.nPadded:  # the padded n's columns stay zero
+            duplicate(ctx, out, 0, hwc * row)
+        for g0 in range(0, t.n, t.nGroup):
+            group = min(t.nGroup, t.n - g0)
+            if channels < t.c0:  # and so do the padded channels' rows
                 duplicate(ctx, planes, 0, group * t.c0 * pitch)
-            for n in range(g0, min(g0 + group, t.n)):
+            for n in range(g0, g0 + group):
                 src = ((n * t.c + c1 * t.c0) * t.d + d) * t.hw + hw0
                 data_copy_pad(ctx, planes, (n - g0) * t.c0 * pitch, x, src, channels, hwc * itemsize,
                               (t.d * t.hw - hwc) * itemsize, 0)
