@@ -127,10 +127,11 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
                 dst[j * ds + i] = src[i * ss + j]
 
 
-@jit(always_inline=True)
+@jit(never_inline=True)
 def _transpose_clamped(dst, ds, src, ss, rows, cols):
     # Operands too small for their rows (checked mode has reported it): as for a vector op, an
-    # element past either tensor is skipped, so no store leaves the destination.
+    # element past either tensor is skipped, so no store leaves the destination.  A cold path:
+    # not inlined, so TTRANS's own code stays as it was.
     for i in range(rows):
         for j in range(cols):
             d, s = j * ds + i, i * ss + j
