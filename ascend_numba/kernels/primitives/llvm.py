@@ -20,7 +20,8 @@ from numba.extending import intrinsic
 from ..._numba_compat.extending import cgutils, python_twin
 
 __all__ = ["memmove_bytes", "copy_short", "copy_fixed", "stream_store", "store_fence", "prefetch_line",
-           "atomic_add_i64", "atomic_load_i64", "atomic_store_i64", "atomic_swap_i64", "compare_exchange", "yield_thread", "scalar_loop"]
+           "atomic_add_i64", "atomic_load_i64", "atomic_store_i64", "atomic_swap_i64", "compare_exchange",
+           "yield_thread", "scalar_loop"]
 
 
 def _at(array, byte) -> int:

@@ -165,12 +165,15 @@ def sync_all(ctx):
 
 @jit(always_inline=True)
 def _ib_flag(ctx, gm_workspace, block_idx, event_id):
-    """The int64 index of core ``block_idx``'s flag for ``event_id``: 32 bytes a flag, event by event
-    (the IBSet page's workspace: core count x 32 bytes x events, and more), or -1 past the workspace."""
+    """The barrier's slots and the int64 index of core ``block_idx``'s flag for ``event_id``: 32
+    bytes a flag, event by event (the IBSet page's workspace: core count x 32 bytes x events, and
+    more); -1 for the index after a lane error (lanes not resident, a flag past the workspace)."""
+    b = _load_i64(ctx.state_addr, STATE_BARRIER)
     at = (event_id * ctx.block_num + block_idx) * 32
-    if block_idx < 0 or block_idx >= ctx.block_num or event_id < 0 or at + 32 > gm_workspace.nbytes:
-        return -1
-    return at // 8
+    if b == 0 or block_idx < 0 or block_idx >= ctx.block_num or event_id < 0 or at + 32 > gm_workspace.nbytes:
+        lane_error(ctx, ERR_SYNC_NOT_RESIDENT if b == 0 else ERR_IB_WAIT, block_idx * 65536 + event_id)
+        return b, -1
+    return b, at // 8
 
 
 @jit
@@ -178,10 +181,8 @@ def ib_set(ctx, gm_workspace, ub_workspace, block_idx, event_id):
     """IBSet: core ``block_idx``'s flag for ``event_id`` set to 1 in ``gm_workspace`` (an int32 GM
     tensor the host zeroed), for the IBWait on the same four arguments; ``ub_workspace`` is the
     device's staging tile (unused here).  Needs every lane resident, as SyncAll does."""
-    b = _load_i64(ctx.state_addr, STATE_BARRIER)
-    k = _ib_flag(ctx, gm_workspace, block_idx, event_id)
-    if b == 0 or k < 0:
-        lane_error(ctx, ERR_SYNC_NOT_RESIDENT if b == 0 else ERR_IB_WAIT, block_idx * 65536 + event_id)
+    b, k = _ib_flag(ctx, gm_workspace, block_idx, event_id)
+    if k < 0:
         return
     atomic_store_i64(_address(gm_workspace), k, 1)
     atomic_add_i64(b, B_IB_SETS, 1)
@@ -194,19 +195,22 @@ def ib_wait(ctx, gm_workspace, ub_workspace, block_idx, event_id):
     it misses races the pairwise order would show, and reports none it would not).  A wait no lane
     can end (the awaited core ended without its IBSet, or every lane waits) is a lane error; on the
     device it hangs."""
-    b = _load_i64(ctx.state_addr, STATE_BARRIER)
-    k = _ib_flag(ctx, gm_workspace, block_idx, event_id)
-    if b == 0 or k < 0:
-        lane_error(ctx, ERR_SYNC_NOT_RESIDENT if b == 0 else ERR_IB_WAIT, block_idx * 65536 + event_id)
+    b, k = _ib_flag(ctx, gm_workspace, block_idx, event_id)
+    if k < 0:
         return
-    flag = _address(gm_workspace)
-    if not _ib_wait(ctx, b, flag, k, block_idx):
+    if not _ib_wait(ctx, b, _address(gm_workspace), k, block_idx):
         lane_error(ctx, ERR_IB_WAIT, block_idx * 65536 + event_id)
         raise RuntimeError("IBWait can never end")  # the lane stops here, as the device's core would hang
 
 
 def _ib_wait(ctx, b, flag, k, block_idx):
     raise NotImplementedError  # compiled only
+
+
+@jit(always_inline=True)
+def _progress(b):
+    """What changes when any lane gets on: IBSets, lanes ended, barriers completed."""
+    return atomic_load_i64(b, B_IB_SETS) + atomic_load_i64(b, B_ENDED) + atomic_load_i64(b, B_GENERATION)
 
 
 @overload(_ib_wait, jit_options=OVERLOAD_OPTIONS)
@@ -218,12 +222,10 @@ def _ov_ib_wait(ctx, b, flag, k, block_idx):
             while atomic_load_i64(flag, k) != 1:
                 if atomic_load_i64(b, B_DONE + block_idx) != 0:
                     return atomic_load_i64(flag, k) == 1
-                progress = atomic_load_i64(b, B_IB_SETS) + atomic_load_i64(b, B_ENDED) + \
-                    atomic_load_i64(b, B_GENERATION)
+                progress = _progress(b)
                 _pass_turn(b, ctx.block_idx)
                 barrier_wait_turn(b, ctx.block_idx)
-                if atomic_load_i64(flag, k) != 1 and progress == atomic_load_i64(b, B_IB_SETS) + \
-                        atomic_load_i64(b, B_ENDED) + atomic_load_i64(b, B_GENERATION):
+                if atomic_load_i64(flag, k) != 1 and progress == _progress(b):
                     return False
             end_phase(ctx)
             return True

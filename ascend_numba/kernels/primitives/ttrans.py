@@ -95,10 +95,9 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
     rs = 32 if itemsize == 1 else 16
     epb = ctx.block_bytes // itemsize
     vector = dst_stride % rs == 0 and src_stride % epb == 0 and src_stride // epb <= 255
-    tmp_stride = align_up(rows, rs)
+    tmp_need = cols * align_up(rows, rs) if vector else 0  # elements of tmp the vector path takes
     if not check_ttrans(ctx, _address(dst), dst.nbytes, dst_stride, _address(src), src.nbytes, src_stride,
-                        _address(tmp), tmp.nbytes, cols * tmp_stride * itemsize if vector else 0, itemsize,
-                        rows, cols):
+                        _address(tmp), tmp.nbytes, tmp_need * itemsize, itemsize, rows, cols):
         return
     if tracing(ctx):
         d, sr, t = address(dst), address(src), address(tmp)
@@ -106,8 +105,8 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
                     d + ((cols - 1) * dst_stride + rows) * itemsize, sr,
                     sr + ((rows - 1) * src_stride + cols) * itemsize, t, t + tmp.nbytes)
     if vector:
-        if tmp.size < cols * tmp_stride:
-            lane_error(ctx, ERR_TMP_TOO_SMALL, cols * tmp_stride)
+        if tmp.size < tmp_need:
+            lane_error(ctx, ERR_TMP_TOO_SMALL, tmp_need)
             return
         count_event(ctx, STATE_TTRANS_VECTOR)
     else:

@@ -207,10 +207,15 @@ class TransposeTilingData:
 CACHE_LINE_BYTES = 64
 
 
+def _tile_unit(elem_bytes: int, block_bytes: int) -> int:
+    """Elements a tile's rows and columns come in: RowStride, a 32-byte block and a host cache line."""
+    return max(row_stride(elem_bytes), block_bytes // elem_bytes, CACHE_LINE_BYTES // elem_bytes)
+
+
 def _tile_side(ub_size: int, elem_bytes: int, block_bytes: int) -> int:
     """Square UB tile side: src tile, dst tile and tmp tile (t x t each) fit in the UB; a multiple
-    of RowStride, of a 32-byte block and of a host cache line."""
-    unit = max(row_stride(elem_bytes), block_bytes // elem_bytes, CACHE_LINE_BYTES // elem_bytes)
+    of :func:`_tile_unit`."""
+    unit = _tile_unit(elem_bytes, block_bytes)
     side = int((ub_size // (3 * elem_bytes)) ** 0.5)
     while side > unit and 3 * align_up(side * side * elem_bytes, block_bytes) > ub_size:
         side -= 1
@@ -230,7 +235,7 @@ def plan_transpose_blocks(outer: int, inner: int, rows: int, cols: int, total_ro
     widest = platform.ub_size // (elem_bytes * (tile_rows + 2 * align_up(tile_rows, rs))) - epb
     tile_cols = min(max(side, align_down(widest, epb)), 255 * epb, align_up(cols, epb))
     if tile_cols < side:  # narrow blocks (C0 columns) get tall tiles: fill the UB as well
-        unit = max(rs, CACHE_LINE_BYTES // elem_bytes)
+        unit = _tile_unit(elem_bytes, platform.block_bytes)
         tallest = align_down(platform.ub_size // (3 * tile_cols * elem_bytes) - unit, unit)
         tile_rows = max(tile_rows, min(tallest, align_up(max(rows, out_rows), rs)))
     tmp_elems = tile_cols * align_up(tile_rows, rs)
