@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ascend_numba as an
-from ascend_numba.config import SERIAL_LAUNCH_BYTES
+from ascend_numba.config import IDLE_OTHERS_CPUS, IDLE_PARALLEL_BYTES, IDLE_SAMPLE_SECONDS, SERIAL_LAUNCH_BYTES
 from ascend_numba.kernels import threads as threads_module
 
 
@@ -48,11 +48,67 @@ def test_the_environment_and_the_process_share(monkeypatch):
     assert threads_module.available_cpus() == 1
 
 
-def test_small_launches_run_on_the_calling_thread():
+@pytest.mark.parametrize("idle", [False, True])
+def test_small_launches_run_on_the_calling_thread_unless_the_cpus_are_idle(monkeypatch, idle):
+    monkeypatch.setattr(threads_module, "others_idle", lambda wanted: idle)
     an.set_threads(2)
-    assert threads_module.launch_threads(48, SERIAL_LAUNCH_BYTES - 1) == 1
+    assert threads_module.launch_threads(48, IDLE_PARALLEL_BYTES - 1) == 1
+    assert threads_module.launch_threads(48, SERIAL_LAUNCH_BYTES - 1) == (an.threads() if idle else 1)
     assert threads_module.launch_threads(48, SERIAL_LAUNCH_BYTES) == an.threads()
     assert threads_module.launch_threads(1, SERIAL_LAUNCH_BYTES) == 1
+
+
+def _sampled(monkeypatch, readings):
+    """others_idle(2) at each of ``readings``: (seconds, busy ticks of our CPUs, our own ticks)."""
+    clock = iter([r[0] for r in readings])
+    now = [None]
+    ticks = {r[0]: None if r[1] is None else r[1:] for r in readings}
+
+    def monotonic():
+        now[0] = next(clock)
+        return now[0]
+
+    monkeypatch.setattr(threads_module.time, "monotonic", monotonic)
+    monkeypatch.setattr(threads_module, "_cpu_ticks", lambda: ticks[now[0]])
+    monkeypatch.setattr(threads_module, "_sample", [-float("inf"), None, None])
+    monkeypatch.setattr(threads_module.os, "sched_getaffinity", lambda pid: {0, 1})
+    return [threads_module.others_idle(2) for _ in readings]
+
+
+def test_others_idle_reads_what_other_processes_took_over_the_last_sample(monkeypatch):
+    hz = __import__("os").sysconf("SC_CLK_TCK")
+    w = IDLE_SAMPLE_SECONDS
+    # ticks over a window of w seconds: ours 2 CPUs' worth, others' a tenth of a CPU, then a whole CPU
+    ours, light, heavy = 2 * w * hz, 0.1 * w * hz, 1.0 * w * hz
+    readings = [(0.0, 0, 0),                                  # the first sample: nothing known yet
+                (w / 2, None),                                # inside the window: not read (None if it were)
+                (w, ours + light, ours),                      # others took 0.1 CPU: idle
+                (2 * w, 2 * ours + light + heavy, 2 * ours),  # others took 1 CPU: busy
+                (3 * w, None)]                                # /proc unreadable: not idle
+    assert _sampled(monkeypatch, readings) == [False, False, True, False, False]
+    assert 0.1 < IDLE_OTHERS_CPUS < 1.0  # the two loads fall either side of the threshold
+
+
+def test_others_idle_is_false_where_proc_does_not_tell(monkeypatch):
+    assert _sampled(monkeypatch, [(0.0, None), (1.0, None)]) == [False, False]
+
+
+def test_cpu_ticks_parses_proc(monkeypatch):
+    files = {"/proc/stat": "cpu  9 9 9 9 9 9 9 9 0 0\ncpu0 1 2 3 100 50 4 5 6 0 0\ncpu1 10 0 0 0 0 0 0 0 0 0\n"
+                           "cpu2 1000 0 0 0 0 0 0 0\nintr 5 6\n",
+             "/proc/self/stat": "42 (a name) with spaces) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15"}
+    monkeypatch.setattr(threads_module, "_read", files.get)
+    monkeypatch.setattr(threads_module.os, "sched_getaffinity", lambda pid: {0, 1})
+    # cpu0: all but idle and iowait (1+2+3+4+5+6); cpu1: 10; cpu2 is not ours.  utime 11 + stime 12.
+    assert threads_module._cpu_ticks() == (31, 23)
+
+
+def test_cpu_ticks_reads_this_machine():
+    ticks = threads_module._cpu_ticks()
+    if ticks is None:
+        pytest.skip("no /proc here")
+    busy, own = ticks
+    assert isinstance(busy, int) and isinstance(own, int) and 0 <= own
 
 
 @pytest.mark.parametrize("shape, reps", [((4, 6), (2, 3)), ((3, 1, 100), (1, 5, 3)), ((1003,), (2,)),

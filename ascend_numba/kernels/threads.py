@@ -7,7 +7,9 @@ A plain or traced launch runs its lanes on :func:`launch_threads` threads:
   every thread of its team: when the machine's CPUs are busy with other work (a harness under
   ``pytest -n auto``, goldens beside a training job), a descheduled worker costs a scheduler time
   slice, 8 ms on every call of a launch that takes 0.16 ms quiet.  Below the threshold a second
-  thread saves less than that risk costs;
+  thread saves less than that risk costs, unless nothing else runs there: launches of at least
+  :data:`~ascend_numba.config.IDLE_PARALLEL_BYTES` go parallel when :func:`others_idle` says
+  the CPUs were free of other processes' work over the last sample;
 * otherwise ``min(threads(), block_dim)``, Numba's thread count set to that for the launch
   (:func:`on_threads`).
 
@@ -23,12 +25,13 @@ from __future__ import annotations
 import functools
 import math
 import os
+import time
 
 import numba
 
-from ..config import SERIAL_LAUNCH_BYTES
+from ..config import IDLE_OTHERS_CPUS, IDLE_PARALLEL_BYTES, IDLE_SAMPLE_SECONDS, SERIAL_LAUNCH_BYTES
 
-__all__ = ["threads", "set_threads", "available_cpus", "launch_threads", "on_threads", "use_threads"]
+__all__ = ["threads", "set_threads", "available_cpus", "others_idle", "launch_threads", "on_threads", "use_threads"]
 
 _ENV = "ASCEND_NUMBA_THREADS"
 _chosen: int | None = None  # set_threads' value (None: ASCEND_NUMBA_THREADS, else the CPUs available)
@@ -110,11 +113,52 @@ def set_threads(n: int | None) -> use_threads:
     return use_threads(previous)
 
 
+def _cpu_ticks() -> tuple[int, int] | None:
+    """(busy clock ticks of the CPUs this process may use, this process's own ticks), or None
+    where ``/proc`` does not tell (not Linux)."""
+    stat, own = _read("/proc/stat"), _read("/proc/self/stat")
+    if stat is None or own is None or not hasattr(os, "sched_getaffinity"):
+        return None
+    mask = os.sched_getaffinity(0)
+    busy = 0
+    for line in stat.splitlines()[1:]:
+        name, *ticks = line.split()
+        if not name.startswith("cpu"):
+            break
+        if int(name[3:]) in mask:  # user nice system idle iowait irq softirq steal: all but idle, iowait
+            t = [int(v) for v in ticks[:8]]
+            busy += t[0] + t[1] + t[2] + sum(t[5:8])
+    fields = own.rsplit(")", 1)[1].split()  # the name in parentheses may hold spaces
+    return busy, int(fields[11]) + int(fields[12])  # utime + stime (this process's threads)
+
+
+# The last sample: [when, _cpu_ticks() then, CPUs other processes took over the window before it]
+_sample: list = [-math.inf, None, None]
+
+
+def others_idle(wanted: int) -> bool:
+    """Whether other processes left ``wanted`` of this process's CPUs free over the last sample
+    (at least :data:`~ascend_numba.config.IDLE_SAMPLE_SECONDS`, re-read when it is over): they
+    took at most ``len(CPUs) - wanted + IDLE_OTHERS_CPUS`` CPUs.  False until a sample has
+    been read, and where ``/proc`` does not tell."""
+    now = time.monotonic()
+    if now - _sample[0] >= IDLE_SAMPLE_SECONDS:
+        ticks, took = _cpu_ticks(), None
+        if ticks is not None and _sample[1] is not None:
+            took = (ticks[0] - _sample[1][0]) - (ticks[1] - _sample[1][1])
+            took = took / os.sysconf("SC_CLK_TCK") / (now - _sample[0])
+        _sample[:] = now, ticks, took
+    return _sample[2] is not None and _sample[2] <= len(os.sched_getaffinity(0)) - wanted + IDLE_OTHERS_CPUS
+
+
 def launch_threads(block_dim: int, gm_bytes: int) -> int:
     """The host threads a launch of ``block_dim`` lanes moving ``gm_bytes`` of GM data runs on."""
-    if gm_bytes < SERIAL_LAUNCH_BYTES:
+    if gm_bytes < SERIAL_LAUNCH_BYTES and gm_bytes < IDLE_PARALLEL_BYTES:
         return 1
-    return min(threads(), block_dim)
+    wanted = min(threads(), block_dim)
+    if gm_bytes < SERIAL_LAUNCH_BYTES and not (wanted > 1 and others_idle(wanted)):
+        return 1
+    return wanted
 
 
 def on_threads(launch, block_dim: int, threads: int, *args):
