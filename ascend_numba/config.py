@@ -24,6 +24,13 @@ STREAM_MIN_ROW_BYTES = 256
 # fp32 transpose (128 MB of GM) went from 12 to 7.5 ms with them (a9e15e0).
 STREAM_BYTES = 32 << 20
 
+# In such a launch a gapless UB -> GM copy of at least this many bytes is streamed too, when it
+# covers whole lines (starts on one, a multiple of 64 bytes long): same-process A/B, ms, 4 runs
+# each: NC1HWC0 -> FRACTAL_Z 13.3-19.4 -> 9.7-11.3, GNC1HWC0 -> FRACTAL_Z 6.0-7.6 -> 4.3-4.5, Tile
+# big_2D 22.4-22.8 -> 14.6-15.9, the rest within the noise.  Streaming every gapless copy, partial
+# lines and short rows included, had made Tile's small_inner 2.0 -> 9.4 ms (#54's second round).
+STREAM_MIN_GAPLESS_BYTES = 16 << 10
+
 # ---- kernel prints (kernels/primitives/debug.py) ------------------------------------------------
 
 # Words (int64) of each lane's print row: a kprint takes 4 + its format's words + its arguments, a

@@ -47,6 +47,34 @@ def test_scattered_rows_any_alignment(always_stream, row_bytes, shift, gap):
 
 
 @kernel
+def gapless_copy(ctx, x, y, nbytes, pad):
+    """Lane 0: x -> UB -> y, ``nbytes`` in one piece: DataCopy (``pad`` 0) or gapless DataCopyPad."""
+    if ctx.block_idx != 0:
+        return
+    buf = alloc_buffer(ctx, (nbytes + 31) // 32 * 32, np.uint8)
+    data_copy(ctx, buf, 0, x, 0, (nbytes + 31) // 32 * 32)
+    if pad:
+        data_copy_pad(ctx, y, 0, buf, 0, 1, nbytes, 0, 0)
+    else:
+        data_copy(ctx, y, 0, buf, 0, nbytes)
+
+
+@pytest.mark.parametrize("pad", [0, 1])
+@pytest.mark.parametrize("nbytes", [16384, 16384 + 64, 16384 + 32, 65536, 16384 - 64])
+@pytest.mark.parametrize("shift", [0, 16, 64])
+def test_gapless_copies_any_alignment(always_stream, nbytes, shift, pad):
+    """Whole lines of 16 KB and more go out with streaming stores, the rest plain: the same bytes,
+    none past the copy's end."""
+    x = np.random.default_rng(nbytes + shift).integers(0, 256, nbytes + 32, dtype=np.uint8)
+    backing = np.full(nbytes + 256, 0xEE, np.uint8)
+    start = (-backing.ctypes.data) % 64 + shift
+    y = backing[start:start + nbytes + 64]
+    assert (gapless_copy.launch(x, y, nbytes, pad, block_dim=1)[:, STATE_STREAM] == 1).all()
+    assert np.array_equal(y[:nbytes], x[:nbytes])
+    assert (y[nbytes:] == 0xEE).all() and (backing[:start] == 0xEE).all()
+
+
+@kernel
 def copy_small(ctx, x, y):
     buf = alloc_buffer(ctx, 32, np.uint8)
     data_copy(ctx, buf, 0, x, 0, 32)

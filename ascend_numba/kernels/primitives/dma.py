@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import carray, types
 
-from ...config import SMALL_COPY, STREAM_MIN_ROW_BYTES
+from ...config import SMALL_COPY, STREAM_MIN_GAPLESS_BYTES, STREAM_MIN_ROW_BYTES
 from ...checked import report
 from ...checked.auto import auto_read, enter, mark_loaded, moved_data
 from ...checked.dispatch import BLOCK_COUNT, BLOCK_LEN, COUNT, DST_STRIDE, SRC_STRIDE, checked_rule, count_ok, is_ub
@@ -373,7 +373,19 @@ def _data_copy_count(ctx, dst, dst_off, src, src_off, count):
     if atomic_on(ctx) != 0 and not in_ub(ctx, dst):
         _atomic_bytes(ctx, dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
         return
-    copy_bytes(dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
+    _gapless_copy(ctx, dst, dst_off * dst.itemsize, src, src_off * src.itemsize, n)
+
+
+@jit(always_inline=True)
+def _gapless_copy(ctx, dst, d, src, s, n):
+    """``n`` contiguous bytes, clamped as :func:`copy_bytes` clamps; streamed when a streaming launch
+    writes whole GM lines from UB (STREAM_MIN_GAPLESS_BYTES or more, inside both arrays)."""
+    if n >= STREAM_MIN_GAPLESS_BYTES and n % 64 == 0 and d >= 0 and s >= 0 and d + n <= dst.nbytes \
+            and s + n <= src.nbytes and (_address(dst) + d) % 64 == 0 and _streaming(ctx, dst, src):
+        _stream_bytes(dst, d, src, s, n)
+        store_fence()
+        return
+    copy_bytes(dst, d, src, s, n)
 
 
 @jit(always_inline=True)
@@ -455,7 +467,7 @@ def _strided_copy(ctx, prim, event, dst, d, src, s, block_count, block_len, src_
         store_fence()
         return
     if src_pitch == block_len and dst_pitch == block_len:  # gapless on both sides: one copy
-        copy_bytes(dst, d, src, s, block_count * block_len)
+        _gapless_copy(ctx, dst, d, src, s, block_count * block_len)
         return
     if inside:
         _copy_blocks_inside(dst, d, dst_pitch, src, s, src_pitch, block_count, block_len)
