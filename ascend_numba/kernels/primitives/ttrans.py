@@ -168,26 +168,24 @@ def _transpose_blocks(typingctx, dst, dst_off, dst_stride, src, src_off, src_str
 
         rows = [builder.load(pointer(s_base, s_off, s_stride, r, ir.VectorType(elem, width)), align=1)
                 for r in range(side)]
-        # Round k pairs the rows whose indices differ in bit k and interleaves their halves in
-        # runs of 2^k elements, within each block: after log2(side) rounds row v holds column
-        # bit-reversed(v).  Runs that double each round let every round but the first move whole
-        # 32-, 64- or 128-bit words; x86 shuffles 16-bit elements (vpermt2w) slower than words,
-        # and an fp16 tile took 1.3x as long with every round at 16 bits.
+        # Round k pairs the rows whose indices differ in bit k and interleaves runs of 2^k elements
+        # from the low halves (and from the high halves) of the pair: the halves of each 16-byte
+        # lane while a lane holds two runs or more, x86's in-lane unpack (one uop; a 16-bit
+        # vpermt2w is three), else of each block.  Runs that double each round let every round but
+        # the first move whole 32-, 64- or 128-bit words.  Which row then holds which column:
+        # :func:`_columns_after_rounds`.
         rounds = side.bit_length() - 1
-        half = side // 2
         mask_type = ir.VectorType(ir.IntType(32), width)
         for k in range(rounds):
-            run = 1 << k
-            low, high = (ir.Constant(mask_type, [b * side + h * half + p + e + other for b in range(count)
-                                                 for p in range(0, half, run) for other in (0, width)
-                                                 for e in range(run)]) for h in (0, 1))
+            low, high = (ir.Constant(mask_type, m) for m in _round_masks(itemsize, count, k))
             paired = list(rows)
             for v in range(side):
                 if not v >> k & 1:
                     paired[v] = builder.shuffle_vector(rows[v], rows[v | 1 << k], low)
                     paired[v | 1 << k] = builder.shuffle_vector(rows[v], rows[v | 1 << k], high)
             rows = paired
-        rows = [rows[int(format(c, f"0{rounds}b")[::-1], 2)] for c in range(side)]
+        held = _columns_after_rounds(itemsize, count)
+        rows = [rows[held.index(c)] for c in range(side)]
         column = ir.VectorType(elem, side)
         for b in range(count):
             pick = ir.Constant(ir.VectorType(ir.IntType(32), side), list(range(b * side, (b + 1) * side)))
@@ -198,6 +196,30 @@ def _transpose_blocks(typingctx, dst, dst_off, dst_stride, src, src_off, src_str
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+def _round_masks(itemsize: int, count: int, k: int) -> tuple[list[int], list[int]]:
+    """Shuffle masks (low, high) of round ``k`` over two rows of ``count`` blocks (indices past
+    the first row's ``width`` pick from the second)."""
+    side = 32 // itemsize
+    width, run, lane = count * side, 1 << k, 16 // itemsize
+    unit = lane if 2 * run <= lane else side  # the span whose halves are interleaved
+    return tuple([base + h * unit // 2 + p + other + e for base in range(0, width, unit)
+                  for p in range(0, unit // 2, run) for other in (0, width) for e in range(run)]
+                 for h in (0, 1))
+
+
+def _columns_after_rounds(itemsize: int, count: int) -> list[int]:
+    """The block column each row register holds after the rounds of :func:`_round_masks`."""
+    side = 32 // itemsize
+    rows = [[c for _ in range(count) for c in range(side)] for _ in range(side)]
+    for k in range(side.bit_length() - 1):
+        low, high = _round_masks(itemsize, count, k)
+        for v in range(side):
+            if not v >> k & 1:
+                both = rows[v] + rows[v | 1 << k]
+                rows[v], rows[v | 1 << k] = [both[i] for i in low], [both[i] for i in high]
+    return [r[0] for r in rows]
 
 
 @python_twin(_transpose_blocks)
