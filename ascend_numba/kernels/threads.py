@@ -132,15 +132,16 @@ def _cpu_ticks() -> tuple[int, int] | None:
     return busy, int(fields[11]) + int(fields[12])  # utime + stime (this process's threads)
 
 
-# The last sample: [when, _cpu_ticks() then, CPUs other processes took over the window before it]
-_sample: list = [-math.inf, None, None]
+# The last sample: [when, _cpu_ticks() then, CPUs other processes took over the window before it],
+# the first read on import, so that a process's first launches have a window to judge by.
+_sample: list = [time.monotonic(), _cpu_ticks(), None]
 
 
 def others_idle(wanted: int) -> bool:
     """Whether other processes left ``wanted`` of this process's CPUs free over the last sample
     (at least :data:`~ascend_numba.config.IDLE_SAMPLE_SECONDS`, re-read when it is over): they
-    took at most ``len(CPUs) - wanted + IDLE_OTHERS_CPUS`` CPUs.  False until a sample has
-    been read, and where ``/proc`` does not tell."""
+    took at most ``len(CPUs) - wanted + IDLE_OTHERS_CPUS`` CPUs.  False until a window has
+    passed since this module's import, and where ``/proc`` does not tell."""
     now = time.monotonic()
     if now - _sample[0] >= IDLE_SAMPLE_SECONDS:
         ticks, took = _cpu_ticks(), None
