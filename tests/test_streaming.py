@@ -8,7 +8,7 @@ import pytest
 
 import ascend_numba as an
 from ascend_numba.kernels import alloc_buffer, data_copy, data_copy_pad, kernel, run
-from ascend_numba.kernels.lane import STATE_STREAM
+from ascend_numba.kernels.lane import STATE_STREAM, STATE_STREAMED
 from ascend_numba.ops.ttrans import reference as R
 
 
@@ -39,7 +39,7 @@ def test_scattered_rows_any_alignment(always_stream, row_bytes, shift, gap):
     start = (-backing.ctypes.data) % 64 + shift  # from a line boundary
     y = backing[start:start + rows * (row_bytes + gap)]
     state = scatter_rows.launch(x, y, rows, row_bytes, gap, block_dim=2)
-    assert (state[:, STATE_STREAM] == 1).all()
+    assert (state[:, STATE_STREAM] == 1).all() and state[:, STATE_STREAMED].tolist() == [1, 0]
     expected = np.full(y.size, 0xEE, np.uint8).reshape(rows, row_bytes + gap)
     expected[:, :row_bytes] = x.reshape(rows, row_bytes)
     assert np.array_equal(y, expected.reshape(-1))
@@ -47,16 +47,17 @@ def test_scattered_rows_any_alignment(always_stream, row_bytes, shift, gap):
 
 
 @kernel
-def gapless_copy(ctx, x, y, nbytes, pad):
-    """Lane 0: x -> UB -> y, ``nbytes`` in one piece: DataCopy (``pad`` 0) or gapless DataCopyPad."""
+def gapless_copy(ctx, x, y, nbytes, pad, off):
+    """Lane 0: x -> UB -> y from byte ``off``, ``nbytes`` in one piece: DataCopy (``pad`` 0) or
+    gapless DataCopyPad."""
     if ctx.block_idx != 0:
         return
     buf = alloc_buffer(ctx, (nbytes + 31) // 32 * 32, np.uint8)
     data_copy(ctx, buf, 0, x, 0, (nbytes + 31) // 32 * 32)
     if pad:
-        data_copy_pad(ctx, y, 0, buf, 0, 1, nbytes, 0, 0)
+        data_copy_pad(ctx, y, off, buf, 0, 1, nbytes, 0, 0)
     else:
-        data_copy(ctx, y, 0, buf, 0, nbytes)
+        data_copy(ctx, y, off, buf, 0, nbytes)
 
 
 @pytest.mark.parametrize("pad", [0, 1])
@@ -69,9 +70,24 @@ def test_gapless_copies_any_alignment(always_stream, nbytes, shift, pad):
     backing = np.full(nbytes + 256, 0xEE, np.uint8)
     start = (-backing.ctypes.data) % 64 + shift
     y = backing[start:start + nbytes + 64]
-    assert (gapless_copy.launch(x, y, nbytes, pad, block_dim=1)[:, STATE_STREAM] == 1).all()
+    state = gapless_copy.launch(x, y, nbytes, pad, 0, block_dim=1)
+    streamed = nbytes >= 16384 and nbytes % 64 == 0 and shift % 64 == 0
+    assert state[0, STATE_STREAM] == 1 and state[0, STATE_STREAMED] == streamed
     assert np.array_equal(y[:nbytes], x[:nbytes])
     assert (y[nbytes:] == 0xEE).all() and (backing[:start] == 0xEE).all()
+
+
+@pytest.mark.parametrize("pad", [0, 1])
+def test_a_copy_at_an_offset_near_2_63_is_dropped(always_stream, pad):
+    """Its end wraps past 2^63 (a sum of the two would pass a bounds test): nothing is written."""
+    x = np.arange(16384, dtype=np.uint8)
+    backing = np.zeros(16384 + 64, np.uint8)
+    y = backing[(-backing.ctypes.data) % 64:][:16384]
+    state = gapless_copy.launch(x, y, 16384, pad, np.int64(2**63 - 64), block_dim=1)
+    assert state[0, STATE_STREAMED] == 0 and not backing.any()
+    with pytest.raises(an.KernelCheckError, match="gm-out-of-bounds"):
+        gapless_copy.launch(x, y, 16384, pad, np.int64(2**63 - 64), block_dim=1, checked=True)
+    assert not backing.any()
 
 
 @kernel

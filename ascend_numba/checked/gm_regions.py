@@ -60,7 +60,7 @@ def gm_range(ctx, prim, operand, addr, start, ext, write):
     row = region(ctx, r)
     off = addr - row["addr"] + start
     limit = row["writable"] if write else row["readable"]
-    if off < 0 or off + ext > limit:
+    if off < 0 or off > limit or ext > limit - off:  # not off + ext: near 2^63 it wraps
         report.gm_out_of_bounds(ctx, prim, operand, tensor=r, start=off, end=off + ext,
                                 tensor_bytes=row["nbytes"], limit=limit)
         return -1, 0

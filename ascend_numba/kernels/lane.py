@@ -20,7 +20,8 @@ from numba.extending import intrinsic
 from .._numba_compat.extending import python_twin
 
 __all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR",
-           "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM", "STATE_PRELOAD_PENDING",
+           "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM", "STATE_STREAMED",
+           "STATE_PRELOAD_PENDING",
            "STATE_PRELOAD", "STATE_GARBAGE", "STATE_BARRIER", "STATE_AUTO", "STATE_MOVED", "STATE_PRIMITIVE",
            "STATE_EXCEPTION", "STATE_PRINT", "STATE_MASK_COUNTER", "STATE_MASK_HIGH", "STATE_MASK_LOW", "MASK_START",
            "STATE_CMPMASK_LOW", "STATE_CMPMASK_HIGH", "STATE_DEQSCALE", "STATE_RSVD_CNT", "STATE_ATOMIC",
@@ -73,7 +74,8 @@ STATE_PAD_SET, STATE_PAD_INT, STATE_PAD_F32 = STATE_ATOMIC + 1, STATE_ATOMIC + 2
 STATE_ACC_VAL, STATE_MAX_MIN_CNT = STATE_PAD_F32 + 1, STATE_PAD_F32 + 2
 STATE_VMS4_SR = STATE_MAX_MIN_CNT + 1  # the records the last MrgSort took per queue, 16 bits each
 STATE_PIPE = STATE_VMS4_SR + 1  # 1 once the lane built a TPipe: its pipe table (past the UB) is live
-LANE_STATE_SLOTS = STATE_PIPE + 1
+STATE_STREAMED = STATE_PIPE + 1  # UB -> GM copies the lane wrote with streaming stores (see STATE_STREAM)
+LANE_STATE_SLOTS = STATE_STREAMED + 1
 ERR_UB_CAPACITY, ERR_TMP_TOO_SMALL, ERR_LANE_RAISED, ERR_SYNC_NOT_RESIDENT, ERR_SYNC_ABANDONED = 1, 2, 3, 4, 5
 ERR_PIPE = 6  # a TPipe / TQue call the device would hang on or reject (detail: the status and the queue)
 ERR_IB_WAIT = 7  # an IBWait no lane can end, or an IBSet / IBWait flag past its workspace (detail: core << 16 | event)

@@ -32,9 +32,11 @@ from ..._numba_compat.extending import TypingError, as_dtype, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..arguments import copy_types_agree
 from ..half import f32_as_u32, f32_to_f16, u32_as_f32
-from ..lane import STATE_PAD_F32, STATE_PAD_INT, STATE_PAD_SET, STATE_STREAM, _address, _load_i64, _store_i64, _voidptr
+from ..lane import (
+    STATE_PAD_F32, STATE_PAD_INT, STATE_PAD_SET, STATE_STREAM, STATE_STREAMED, _address, _load_i64, _store_i64, _voidptr,
+)
 from ..pipe_table import PIPE_MTE2, PIPE_MTE3, PIPE_V
-from .context import address, copy_direction, in_ub, trace_event, tracing
+from .context import address, copy_direction, count_event, in_ub, trace_event, tracing
 from .atomic import atomic_copy, atomic_on
 from .element_bits import stored_scalar
 from .gather_repeat import gather_repeats
@@ -101,6 +103,15 @@ def _copy_blocks_inside(dst, d, dst_pitch, src, s, src_pitch, block_count, block
             memmove_bytes(dst, d, src, s, block_len)
             s += src_pitch
             d += dst_pitch
+
+
+@jit(always_inline=True)
+def _rows_inside(off, count, pitch, length, nbytes):
+    """Whether ``count`` rows of ``length`` bytes, ``pitch`` apart from byte ``off``, lie within
+    ``nbytes``: tested in forms that cannot overflow, as offsets near 2^63 would wrap a sum."""
+    if off < 0 or pitch < 0 or length < 0 or off > nbytes or length > nbytes - off:
+        return False
+    return count <= 1 or pitch <= (nbytes - off - length) // (count - 1)
 
 
 @jit(always_inline=True)
@@ -380,10 +391,11 @@ def _data_copy_count(ctx, dst, dst_off, src, src_off, count):
 def _gapless_copy(ctx, dst, d, src, s, n):
     """``n`` contiguous bytes, clamped as :func:`copy_bytes` clamps; streamed when a streaming launch
     writes whole GM lines from UB (STREAM_MIN_GAPLESS_BYTES or more, inside both arrays)."""
-    if n >= STREAM_MIN_GAPLESS_BYTES and n % 64 == 0 and d >= 0 and s >= 0 and d + n <= dst.nbytes \
-            and s + n <= src.nbytes and (_address(dst) + d) % 64 == 0 and _streaming(ctx, dst, src):
+    if n >= STREAM_MIN_GAPLESS_BYTES and n % 64 == 0 and _rows_inside(d, 1, 0, n, dst.nbytes) \
+            and _rows_inside(s, 1, 0, n, src.nbytes) and (_address(dst) + d) % 64 == 0 and _streaming(ctx, dst, src):
         _stream_bytes(dst, d, src, s, n)
         store_fence()
+        count_event(ctx, STATE_STREAMED)
         return
     copy_bytes(dst, d, src, s, n)
 
@@ -455,9 +467,8 @@ def _strided_copy(ctx, prim, event, dst, d, src, s, block_count, block_len, src_
             s += src_pitch
             d += dst_pitch
         return
-    inside = s >= 0 and d >= 0 and src_pitch >= 0 and dst_pitch >= 0 \
-        and s + (block_count - 1) * src_pitch + block_len <= src.nbytes \
-        and d + (block_count - 1) * dst_pitch + block_len <= dst.nbytes
+    inside = _rows_inside(s, block_count, src_pitch, block_len, src.nbytes) \
+        and _rows_inside(d, block_count, dst_pitch, block_len, dst.nbytes)
     if inside and block_len >= STREAM_MIN_ROW_BYTES and dst_pitch != block_len and _streaming(ctx, dst, src):
         # Rows scattered over GM: each line is written whole and not read back by this lane.
         for _ in range(block_count):
@@ -465,6 +476,7 @@ def _strided_copy(ctx, prim, event, dst, d, src, s, block_count, block_len, src_
             s += src_pitch
             d += dst_pitch
         store_fence()
+        count_event(ctx, STATE_STREAMED)
         return
     if src_pitch == block_len and dst_pitch == block_len:  # gapless on both sides: one copy
         _gapless_copy(ctx, dst, d, src, s, block_count * block_len)
