@@ -87,8 +87,8 @@ SERIAL_LAUNCH_BYTES = 16 << 20
 
 # Launches from this many bytes up to SERIAL_LAUNCH_BYTES run in parallel too when the CPUs they
 # would use were idle of other processes' work over the last sample (kernels/threads.py): quiet, a
-# 1024^2 fp32 transpose2d (8 MiB) takes 0.72 ms on one thread and 0.40 on two; Tile gains 15% at 4
-# MiB (the threshold table in docs/benchmarks.md), none at 1 MiB.
+# 1024^2 fp32 transpose2d (8 MiB) takes 0.74 ms on one thread and 0.43 on two (bench/load.py);
+# Tile gains 15% at 4 MiB (the threshold table in docs/benchmarks.md), none at 1 MiB.
 IDLE_PARALLEL_BYTES = 4 << 20
 # The sample: the CPU time other processes took on this process's CPUs (/proc/stat less
 # /proc/self/stat) over at least this many seconds, re-read by the first launch after it ends (two

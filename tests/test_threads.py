@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 import ascend_numba as an
-from ascend_numba.config import IDLE_OTHERS_CPUS, IDLE_PARALLEL_BYTES, IDLE_SAMPLE_SECONDS, SERIAL_LAUNCH_BYTES
+from ascend_numba.config import (
+    IDLE_OTHERS_CPUS, IDLE_PARALLEL_BYTES, IDLE_SAMPLE_SECONDS, SERIAL_LAUNCH_BYTES,
+)
 from ascend_numba.kernels import threads as threads_module
 
 
@@ -60,19 +62,17 @@ def test_small_launches_run_on_the_calling_thread_unless_the_cpus_are_idle(monke
 
 def _sampled(monkeypatch, readings):
     """others_idle(2) at each of ``readings``: (seconds, busy ticks of our CPUs, our own ticks)."""
-    clock = iter([r[0] for r in readings])
-    now = [None]
+    now = [0.0]
     ticks = {r[0]: None if r[1] is None else r[1:] for r in readings}
-
-    def monotonic():
-        now[0] = next(clock)
-        return now[0]
-
-    monkeypatch.setattr(threads_module.time, "monotonic", monotonic)
+    monkeypatch.setattr(threads_module.time, "monotonic", lambda: now[0])
     monkeypatch.setattr(threads_module, "_cpu_ticks", lambda: ticks[now[0]])
     monkeypatch.setattr(threads_module, "_sample", [-float("inf"), None, None])
     monkeypatch.setattr(threads_module.os, "sched_getaffinity", lambda pid: {0, 1})
-    return [threads_module.others_idle(2) for _ in readings]
+    verdicts = []
+    for r in readings:
+        now[0] = r[0]
+        verdicts.append(threads_module.others_idle(2))
+    return verdicts
 
 
 def test_others_idle_reads_what_other_processes_took_over_the_last_sample(monkeypatch):
@@ -101,6 +101,12 @@ def test_cpu_ticks_parses_proc(monkeypatch):
     monkeypatch.setattr(threads_module.os, "sched_getaffinity", lambda pid: {0, 1})
     # cpu0: all but idle and iowait (1+2+3+4+5+6); cpu1: 10; cpu2 is not ours.  utime 11 + stime 12.
     assert threads_module._cpu_ticks() == (31, 23)
+    # a CPU of the mask /proc/stat does not show (offline; a container's renumbered view): no reading
+    monkeypatch.setattr(threads_module.os, "sched_getaffinity", lambda pid: {0, 1, 4})
+    assert threads_module._cpu_ticks() is None
+    monkeypatch.setattr(threads_module.os, "sched_getaffinity", lambda pid: {0, 1})
+    files["/proc/self/stat"] = "42 (short) R 1 2"
+    assert threads_module._cpu_ticks() is None
 
 
 def test_cpu_ticks_reads_this_machine():

@@ -25,11 +25,14 @@ from __future__ import annotations
 import functools
 import math
 import os
+import threading
 import time
 
 import numba
 
-from ..config import IDLE_OTHERS_CPUS, IDLE_PARALLEL_BYTES, IDLE_SAMPLE_SECONDS, SERIAL_LAUNCH_BYTES
+from ..config import (
+    IDLE_OTHERS_CPUS, IDLE_PARALLEL_BYTES, IDLE_SAMPLE_SECONDS, SERIAL_LAUNCH_BYTES,
+)
 
 __all__ = ["threads", "set_threads", "available_cpus", "others_idle", "launch_threads", "on_threads", "use_threads"]
 
@@ -115,41 +118,58 @@ def set_threads(n: int | None) -> use_threads:
 
 def _cpu_ticks() -> tuple[int, int] | None:
     """(busy clock ticks of the CPUs this process may use, this process's own ticks), or None
-    where ``/proc`` does not tell (not Linux)."""
+    where ``/proc`` does not tell: not Linux, a CPU of the affinity mask missing from
+    ``/proc/stat`` (offline, or a container's renumbered view), an unexpected format."""
     stat, own = _read("/proc/stat"), _read("/proc/self/stat")
     if stat is None or own is None or not hasattr(os, "sched_getaffinity"):
         return None
     mask = os.sched_getaffinity(0)
-    busy = 0
-    for line in stat.splitlines()[1:]:
-        name, *ticks = line.split()
-        if not name.startswith("cpu"):
-            break
-        if int(name[3:]) in mask:  # user nice system idle iowait irq softirq steal: all but idle, iowait
-            t = [int(v) for v in ticks[:8]]
-            busy += t[0] + t[1] + t[2] + sum(t[5:8])
-    fields = own.rsplit(")", 1)[1].split()  # the name in parentheses may hold spaces
-    return busy, int(fields[11]) + int(fields[12])  # utime + stime (this process's threads)
+    busy, seen = 0, 0
+    try:
+        for line in stat.splitlines()[1:]:
+            name, *ticks = line.split()
+            if not name.startswith("cpu"):
+                break
+            if int(name[3:]) in mask:  # user nice system idle iowait irq softirq steal: all but idle, iowait
+                t = [int(v) for v in ticks[:8]]
+                busy += t[0] + t[1] + t[2] + sum(t[5:8])
+                seen += 1
+        fields = own.rsplit(")", 1)[1].split()  # the name in parentheses may hold spaces
+        own_ticks = int(fields[11]) + int(fields[12])  # utime + stime (this process's threads)
+    except (ValueError, IndexError):
+        return None
+    return (busy, own_ticks) if seen == len(mask) else None
 
 
 # The last sample: [when, _cpu_ticks() then, CPUs other processes took over the window before it],
 # the first read on import, so that a process's first launches have a window to judge by.
 _sample: list = [time.monotonic(), _cpu_ticks(), None]
+_sampling = threading.Lock()
 
 
 def others_idle(wanted: int) -> bool:
-    """Whether other processes left ``wanted`` of this process's CPUs free over the last sample
-    (at least :data:`~ascend_numba.config.IDLE_SAMPLE_SECONDS`, re-read when it is over): they
-    took at most ``len(CPUs) - wanted + IDLE_OTHERS_CPUS`` CPUs.  False until a window has
-    passed since this module's import, and where ``/proc`` does not tell."""
-    now = time.monotonic()
-    if now - _sample[0] >= IDLE_SAMPLE_SECONDS:
-        ticks, took = _cpu_ticks(), None
-        if ticks is not None and _sample[1] is not None:
-            took = (ticks[0] - _sample[1][0]) - (ticks[1] - _sample[1][1])
-            took = took / os.sysconf("SC_CLK_TCK") / (now - _sample[0])
-        _sample[:] = now, ticks, took
-    return _sample[2] is not None and _sample[2] <= len(os.sched_getaffinity(0)) - wanted + IDLE_OTHERS_CPUS
+    """Whether other processes left ``wanted`` of this process's CPUs free over the last sample:
+    they took at most ``len(CPUs) - wanted + IDLE_OTHERS_CPUS`` CPUs over the window since the
+    reading before (at least :data:`~ascend_numba.config.IDLE_SAMPLE_SECONDS`, re-read by the
+    first call after it).  False until a window has passed since this module's import, and where
+    ``/proc`` does not tell.  Two limits, chosen for launches that need no second reading: after
+    a pause the window is the whole pause, so a load that began near its end is seen one window
+    later; and CPU time of this process's own threads counts as its own (a second thread launching
+    beside the first, or torch in the same process, is not seen)."""
+    if time.monotonic() - _sample[0] >= IDLE_SAMPLE_SECONDS and _sampling.acquire(blocking=False):
+        try:  # one thread re-reads (others meanwhile judge by the last verdict), unless one just did
+            now = time.monotonic()
+            window = now - _sample[0]
+            if window >= IDLE_SAMPLE_SECONDS:
+                ticks, took = _cpu_ticks(), None
+                if ticks is not None and _sample[1] is not None:
+                    took = ((ticks[0] - _sample[1][0]) - (ticks[1] - _sample[1][1])) / os.sysconf("SC_CLK_TCK")
+                    took /= window
+                _sample[:] = now, ticks, took
+        finally:
+            _sampling.release()
+    took = _sample[2]
+    return took is not None and took <= len(os.sched_getaffinity(0)) - wanted + IDLE_OTHERS_CPUS
 
 
 def launch_threads(block_dim: int, gm_bytes: int) -> int:
