@@ -24,13 +24,23 @@ from ..lane import (
 )
 
 __all__ = ["in_ub", "contiguous_lane_range", "big_small_lane_range", "lane_error", "count_event", "trace_work",
-           "trace_event", "tracing", "copy_direction", "address"]
+           "trace_event", "tracing", "copy_direction", "address", "rows_inside"]
 
 
 @jit(always_inline=True)
 def address(tensor):
     """A tensor's first byte as an int64 (what a trace event records)."""
     return np.int64(_address(tensor))
+
+
+@jit(always_inline=True)
+def rows_inside(off, count, pitch, length, size):
+    """Whether ``count`` rows of ``length`` units, ``pitch`` apart from unit ``off``, lie within
+    ``size`` units: tested in forms that cannot overflow, as offsets or pitches near 2^63 would
+    wrap a sum or a product."""
+    if off < 0 or pitch < 0 or length < 0 or off > size or length > size - off:
+        return False
+    return count <= 1 or pitch <= (size - off - length) // (count - 1)
 
 
 @jit(always_inline=True)

@@ -33,10 +33,11 @@ from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..arguments import copy_types_agree
 from ..half import f32_as_u32, f32_to_f16, u32_as_f32
 from ..lane import (
-    STATE_PAD_F32, STATE_PAD_INT, STATE_PAD_SET, STATE_STREAM, STATE_STREAMED, _address, _load_i64, _store_i64, _voidptr,
+    STATE_PAD_F32, STATE_PAD_INT, STATE_PAD_SET, STATE_STREAM, STATE_STREAMED, _address, _load_i64, _store_i64,
+    _voidptr,
 )
 from ..pipe_table import PIPE_MTE2, PIPE_MTE3, PIPE_V
-from .context import address, copy_direction, count_event, in_ub, trace_event, tracing
+from .context import address, copy_direction, count_event, in_ub, rows_inside, trace_event, tracing
 from .atomic import atomic_copy, atomic_on
 from .element_bits import stored_scalar
 from .gather_repeat import gather_repeats
@@ -106,15 +107,6 @@ def _copy_blocks_inside(dst, d, dst_pitch, src, s, src_pitch, block_count, block
 
 
 @jit(always_inline=True)
-def _rows_inside(off, count, pitch, length, nbytes):
-    """Whether ``count`` rows of ``length`` bytes, ``pitch`` apart from byte ``off``, lie within
-    ``nbytes``: tested in forms that cannot overflow, as offsets near 2^63 would wrap a sum."""
-    if off < 0 or pitch < 0 or length < 0 or off > nbytes or length > nbytes - off:
-        return False
-    return count <= 1 or pitch <= (nbytes - off - length) // (count - 1)
-
-
-@jit(always_inline=True)
 def _disjoint(a, b):
     pa, pb = _address(a), _address(b)
     return pa + a.nbytes <= pb or pb + b.nbytes <= pa
@@ -154,6 +146,17 @@ def _stream_part(dst, d, src, s, n):
     while k < n:
         stream_store(dst, d + k, src, s + k, 4)
         k += 4
+
+
+@jit(always_inline=True)
+def _stream_rows(ctx, dst, d, dst_pitch, src, s, src_pitch, block_count, block_len):
+    """Rows inside both arrays written with streaming stores, then the fence; the lane counts the copy."""
+    for _ in range(block_count):
+        _stream_bytes(dst, d, src, s, block_len)
+        s += src_pitch
+        d += dst_pitch
+    store_fence()
+    count_event(ctx, STATE_STREAMED)
 
 
 @jit(always_inline=True)
@@ -391,11 +394,9 @@ def _data_copy_count(ctx, dst, dst_off, src, src_off, count):
 def _gapless_copy(ctx, dst, d, src, s, n):
     """``n`` contiguous bytes, clamped as :func:`copy_bytes` clamps; streamed when a streaming launch
     writes whole GM lines from UB (STREAM_MIN_GAPLESS_BYTES or more, inside both arrays)."""
-    if n >= STREAM_MIN_GAPLESS_BYTES and n % 64 == 0 and _rows_inside(d, 1, 0, n, dst.nbytes) \
-            and _rows_inside(s, 1, 0, n, src.nbytes) and (_address(dst) + d) % 64 == 0 and _streaming(ctx, dst, src):
-        _stream_bytes(dst, d, src, s, n)
-        store_fence()
-        count_event(ctx, STATE_STREAMED)
+    if n >= STREAM_MIN_GAPLESS_BYTES and n % 64 == 0 and rows_inside(d, 1, 0, n, dst.nbytes) \
+            and rows_inside(s, 1, 0, n, src.nbytes) and (_address(dst) + d) % 64 == 0 and _streaming(ctx, dst, src):
+        _stream_rows(ctx, dst, d, n, src, s, n, 1, n)
         return
     copy_bytes(dst, d, src, s, n)
 
@@ -467,16 +468,11 @@ def _strided_copy(ctx, prim, event, dst, d, src, s, block_count, block_len, src_
             s += src_pitch
             d += dst_pitch
         return
-    inside = _rows_inside(s, block_count, src_pitch, block_len, src.nbytes) \
-        and _rows_inside(d, block_count, dst_pitch, block_len, dst.nbytes)
+    inside = rows_inside(s, block_count, src_pitch, block_len, src.nbytes) \
+        and rows_inside(d, block_count, dst_pitch, block_len, dst.nbytes)
     if inside and block_len >= STREAM_MIN_ROW_BYTES and dst_pitch != block_len and _streaming(ctx, dst, src):
         # Rows scattered over GM: each line is written whole and not read back by this lane.
-        for _ in range(block_count):
-            _stream_bytes(dst, d, src, s, block_len)
-            s += src_pitch
-            d += dst_pitch
-        store_fence()
-        count_event(ctx, STATE_STREAMED)
+        _stream_rows(ctx, dst, d, dst_pitch, src, s, src_pitch, block_count, block_len)
         return
     if src_pitch == block_len and dst_pitch == block_len:  # gapless on both sides: one copy
         _gapless_copy(ctx, dst, d, src, s, block_count * block_len)
