@@ -140,11 +140,13 @@ def ttrans_into_small_dst(ctx, x, y, guard, dst_elems, dst_stride):
     data_copy(ctx, guard, 0, after, 0, 8 * 16)
 
 
-@pytest.mark.parametrize("dst_elems, dst_stride", [(128, 16), (16, 12800), (16, 12808)],
-                         ids=["vector-half-room", "vector-far-stride", "scalar-far-stride"])
+@pytest.mark.parametrize("dst_elems, dst_stride", [(128, 16), (16, 12800), (16, 12808), (128, 2**62), (128, 2**62 + 8)],
+                         ids=["vector-half-room", "vector-far-stride", "scalar-far-stride", "vector-huge-stride",
+                              "scalar-huge-stride"])
 def test_ttrans_past_its_destination_skips_those_elements(dst_elems, dst_stride):
     """Elements whose place lies past dst are dropped; nothing past dst (its neighbour in UB, other
-    lanes' UB) is written."""
+    lanes' UB) is written.  A stride near 2^62 overflows j * stride: it wrapped the vector path's
+    stores back into row 0, and the scalar path's into the next buffer."""
     x = np.arange(1, 257, dtype=np.float32)
     y = np.zeros(dst_elems, np.float32)
     guard = np.full(8 * 16, -1.0, np.float32)
@@ -156,6 +158,13 @@ def test_ttrans_past_its_destination_skips_those_elements(dst_elems, dst_stride)
                 expect[j * dst_stride + i] = x[i * 16 + j]
     _same(y, expect)
     assert (guard == -1.0).all()
+
+
+def test_ttrans_huge_stride_is_reported_in_checked_mode():
+    x, y, guard = np.arange(1, 257, dtype=np.float32), np.zeros(128, np.float32), np.full(128, -1.0, np.float32)
+    with pytest.raises(an.KernelCheckError, match=r"TTRANS: \[ub-outside-ub\] dst"):
+        ttrans_into_small_dst.launch(x, y, guard, 128, 2**62, block_dim=1, checked=True)
+    assert not y.any() and (guard == -1.0).all()
 
 
 def _c0(dtype):

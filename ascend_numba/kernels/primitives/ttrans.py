@@ -24,7 +24,7 @@ from ..._numba_compat.extending import python_twin
 from ..._numba_compat.jit import jit
 from ..lane import ERR_TMP_TOO_SMALL, STATE_TTRANS_SCALAR, STATE_TTRANS_VECTOR, _address
 from ...host.trace import DIR_VECTOR, EVENT_TTRANS
-from .context import address, count_event, lane_error, trace_event, tracing
+from .context import address, count_event, lane_error, rows_inside, trace_event, tracing
 
 __all__ = ["ttrans", "align_up"]
 
@@ -48,12 +48,12 @@ def check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, sr
     for operand, addr in ((OPERAND_DST, dst_addr), (OPERAND_SRC, src_addr), (OPERAND_TMP, tmp_addr)):
         if not (is_local_operand(ctx, p, operand, addr) and ub_aligned(ctx, p, operand, addr, 0)):
             return False
-    if not ub_range_ok(ctx, p, OPERAND_SRC, src_addr, src_nbytes, 0, ((rows - 1) * src_stride + cols) * itemsize):
+    if not ub_range_ok(ctx, p, OPERAND_SRC, src_addr, src_nbytes, 0, _span_bytes(rows, src_stride, cols, itemsize)):
         return False
     for i in range(rows):
         if not ub_read_ok(ctx, p, OPERAND_SRC, src_addr, i * src_stride * itemsize, cols * itemsize):
             return False
-    if not ub_range_ok(ctx, p, OPERAND_DST, dst_addr, dst_nbytes, 0, ((cols - 1) * dst_stride + rows) * itemsize):
+    if not ub_range_ok(ctx, p, OPERAND_DST, dst_addr, dst_nbytes, 0, _span_bytes(cols, dst_stride, rows, itemsize)):
         return False
     s0, d0 = src_addr - ctx.ub_addr, dst_addr - ctx.ub_addr
     dirty = False
@@ -71,6 +71,15 @@ def check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, sr
         else:
             mark_written(ctx, d0 + j * dst_stride * itemsize, rows * itemsize)
     return True
+
+
+@jit(always_inline=True)
+def _span_bytes(count, stride, length, itemsize):
+    """Bytes from the first of ``count`` rows of ``length`` elements, ``stride`` apart, to the end of
+    the last; 2^62 (past any UB) where a stride that large would overflow the product."""
+    if count > 1 and (stride > (1 << 62) // itemsize // (count - 1) or stride < -((1 << 62) // itemsize)):
+        return np.int64(1 << 62)
+    return ((count - 1) * stride + length) * itemsize
 
 
 @jit(always_inline=True)
@@ -113,8 +122,7 @@ def ttrans(ctx, dst, dst_stride, src, src_stride, rows, cols, tmp):
         count_event(ctx, STATE_TTRANS_SCALAR)
     if rows <= 0 or cols <= 0:
         return
-    if not (dst_stride >= 0 and src_stride >= 0 and (cols - 1) * dst_stride + rows <= dst.size
-            and (rows - 1) * src_stride + cols <= src.size):
+    if not (rows_inside(0, cols, dst_stride, rows, dst.size) and rows_inside(0, rows, src_stride, cols, src.size)):
         _transpose_clamped(dst, dst_stride, src, src_stride, rows, cols)
     elif vector:
         _transpose_strips(dst, dst_stride, src, src_stride, rows, cols)
@@ -133,9 +141,22 @@ def _transpose_clamped(dst, ds, src, ss, rows, cols):
     # not inlined, so TTRANS's own code stays as it was.
     for i in range(rows):
         for j in range(cols):
-            d, s = j * ds + i, i * ss + j
-            if 0 <= d < dst.size and 0 <= s < src.size:
+            d, s = _place(j, ds, i, dst.size), _place(i, ss, j, src.size)
+            if d >= 0 and s >= 0:
                 dst[d] = src[s]
+
+
+@jit(always_inline=True)
+def _place(k, stride, offset, size):
+    """``k * stride + offset`` when it lies in ``[0, size)``, else -1, for ``k, offset >= 0``: the
+    product is formed only where it cannot overflow."""
+    if offset >= size:
+        return -1
+    if k == 0 or stride == 0:
+        return offset
+    if stride > 0:
+        return -1 if stride > (size - 1 - offset) // k else k * stride + offset
+    return -1 if stride < -(offset // k) else k * stride + offset
 
 
 @intrinsic
