@@ -1,0 +1,143 @@
+"""Where TTRANS's time goes: each op's kernel beside its own tile copies, in one run.
+
+* ``kernel``: the op's kernel launched on its plan (``Problem.run``, as the op runs it, without
+  the API's argument checks and output allocation).
+* ``tile copies only``: the same plan (its lanes, tiles and UB buffers) launched with a kernel that
+  runs the op's tile loop with its DataCopyPads (and the Duplicates of padded rows) and no TTRANS:
+  what the device structure's copies cost by themselves, before a tile is transposed.  Its
+  results are not a transpose and are not checked.
+* ``parallel copy``: the op's bytes, as in test_bench_ttrans.py.
+
+The kernel's case records its paired ratios against both (``copies only`` and ``copy``).  Shapes:
+the two that stay in the CPU caches (1024² fp32, NCDHW -> FRACTAL_Z_3D), where #54's target of 0.5
+of a copy is furthest, and 4096² fp32 and int8.
+"""
+
+import numpy as np
+import pytest
+
+from ascend_numba.host.platform import get_platform
+from ascend_numba.kernels import alloc_buffer, contiguous_lane_range, data_copy, data_copy_pad, duplicate, kernel
+from ascend_numba.kernels.primitives.ttrans import align_up
+from ascend_numba.memory import empty
+from ascend_numba.ops.problem import Problem
+from ascend_numba.ops.ttrans import reference as R
+from ascend_numba.ops.ttrans.api import _conversion, _transpose_problem
+
+from conftest import paired, parallel_copy, record, ref
+
+
+@kernel(nrt=False, outputs=("y",))
+def transpose_copies_only(ctx, x, y, t):
+    """``transpose_kernel``'s tile loop (ops/ttrans/kernel.py) without its TTRANS call."""
+    itemsize = x.itemsize
+    bb = ctx.block_bytes
+    src_tile = alloc_buffer(ctx, t.tileRows * t.tileCols, x.dtype)
+    dst_tile = alloc_buffer(ctx, t.tileCols * align_up(t.tileRows, 32 if itemsize == 1 else 16), x.dtype)
+    tiles = t.rowTiles * t.colTiles
+    task, end = contiguous_lane_range(ctx, t.outerCount * t.innerCount * tiles)
+    while task < end:
+        block, tile = task // tiles, task % tiles
+        outer, inner = block // t.innerCount, block % t.innerCount
+        r0 = (tile // t.colTiles) * t.tileRows
+        c0 = (tile % t.colTiles) * t.tileCols
+        vrows = min(t.rows, t.totalRows - inner * t.rows)
+        vcols = min(t.cols, t.totalCols - inner * t.cols)
+        r = max(0, min(t.tileRows, vrows - r0))
+        tr = max(0, min(t.tileRows, max(vrows, t.outRows) - r0))
+        c = max(0, min(t.tileCols, vcols - c0))
+        task += 1
+        if tr == 0 or c == 0:
+            continue
+        src_base = outer * t.srcOuter + inner * t.srcInner + r0 * t.srcRowStride + c0
+        dst_base = outer * t.dstOuter + inner * t.dstInner + c0 * t.dstRowStride + r0
+        if tr > r:
+            duplicate(ctx, dst_tile, 0, c * (align_up(tr * itemsize, bb) // itemsize))
+        if r > 0:
+            data_copy_pad(ctx, src_tile, 0, x, src_base, r, c * itemsize, (t.srcRowStride - c) * itemsize, 0)
+        data_copy_pad(ctx, y, dst_base, dst_tile, 0, c, tr * itemsize, 0, (t.dstRowStride - tr) * itemsize)
+
+
+@kernel(nrt=False, outputs=("y",))
+def fractal_z_3d_copies_only(ctx, x, y, t):
+    """``fractal_z_3d_kernel``'s loop (ops/ttrans/kernel.py) without its TTRANS calls."""
+    itemsize = x.itemsize
+    bb = ctx.block_bytes
+    row = t.nPadded * t.c0
+    out = alloc_buffer(ctx, t.hwChunk * row, x.dtype)
+    planes = alloc_buffer(ctx, t.nGroup * t.c0 * t.hwChunk, x.dtype)
+    task, end = contiguous_lane_range(ctx, t.d * t.c1 * t.hwChunks)
+    while task < end:
+        d = task // (t.c1 * t.hwChunks)
+        c1 = (task // t.hwChunks) % t.c1
+        hw0 = (task % t.hwChunks) * t.hwChunk
+        hwc = min(t.hwChunk, t.hw - hw0)
+        channels = min(t.c0, t.c - c1 * t.c0)
+        pitch = align_up(hwc * itemsize, bb) // itemsize
+        if t.n < t.nPadded:
+            duplicate(ctx, out, 0, hwc * row)
+        for g0 in range(0, t.n, t.nGroup):
+            group = min(t.nGroup, t.n - g0)
+            if channels < t.c0:
+                duplicate(ctx, planes, 0, group * t.c0 * pitch)
+            for n in range(g0, g0 + group):
+                src = ((n * t.c + c1 * t.c0) * t.d + d) * t.hw + hw0
+                data_copy_pad(ctx, planes, (n - g0) * t.c0 * pitch, x, src, channels, hwc * itemsize,
+                              (t.d * t.hw - hwc) * itemsize, 0)
+        data_copy(ctx, y, ((d * t.c1 + c1) * t.hw + hw0) * row, out, 0, hwc * row)
+        task += 1
+
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+PLATFORM = get_platform("A2")
+
+
+def _transpose(shape, dtype):
+    h, w = shape
+    op = _transpose_problem(h, w, np.dtype(dtype).itemsize, PLATFORM.aiv_num, PLATFORM)
+    copies = Problem(transpose_copies_only, op.tiling, op.block_dim, PLATFORM)
+    return "transpose2d", op, copies, (w, h), lambda x: x.T
+
+
+def _fractal_z_3d(shape, dtype):
+    out_shape, op = _conversion("NCDHW", "FRACTAL_Z_3D", shape, None, 16, None, np.dtype(dtype).itemsize,
+                                PLATFORM.aiv_num, PLATFORM)
+    copies = Problem(fractal_z_3d_copies_only, op.tiling, op.block_dim, PLATFORM)
+    return "convert_format", op, copies, out_shape, lambda x: R.convert_format_reference(x, "NCDHW", "FRACTAL_Z_3D")
+
+
+FLOOR_CASES = {
+    "transpose2d 1024x1024 float32": (_transpose, (1024, 1024), np.float32),
+    "transpose2d 4096x4096 float32": (_transpose, (4096, 4096), np.float32),
+    "transpose2d 4096x4096 int8": (_transpose, (4096, 4096), np.int8),
+    "NCDHW -> FRACTAL_Z_3D (32, 64, 8, 28, 28) float16": (_fractal_z_3d, (32, 64, 8, 28, 28), np.float16),
+}
+
+
+@pytest.mark.parametrize("case", ["kernel", "tile copies only", "parallel copy"])
+@pytest.mark.parametrize("name", list(FLOOR_CASES))
+def test_ttrans_floor(benchmark, name, case):
+    build, shape, dtype = FLOOR_CASES[name]
+    x = (np.arange(int(np.prod(shape))) % 97).astype(dtype).reshape(shape)
+    op_name, op, copies, out_shape, reference = build(shape, dtype)
+    y = empty(out_shape, dtype)  # aligned as the op's results are (an np.empty starts 16 bytes into a line)
+    uint = _UINT[x.itemsize]
+    x_bits, y_bits = x.reshape(-1).view(uint), y.reshape(-1).view(uint)
+    benchmark.group = f"ttrans floor {name}"
+    copy_out = np.empty_like(x)
+    refs = {"copies only": lambda: copies.run((x_bits, y_bits)), "copy": lambda: parallel_copy(copy_out, x)}
+    if case == "kernel":
+        record(benchmark, op_name, 2 * x.nbytes)
+        fn = lambda: op.run((x_bits, y_bits))  # noqa: E731
+        fn()
+        assert np.array_equal(y, reference(x))
+    elif case == "tile copies only":
+        ref(benchmark, "copies only")
+        fn = refs["copies only"]
+    else:
+        ref(benchmark, "copy")
+        fn = refs["copy"]
+    fn()
+    benchmark(fn)
+    if case == "kernel":
+        paired(benchmark, fn, refs)
