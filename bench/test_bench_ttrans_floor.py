@@ -23,6 +23,7 @@ from ascend_numba.memory import empty
 from ascend_numba.ops.problem import Problem
 from ascend_numba.ops.ttrans import reference as R
 from ascend_numba.ops.ttrans.api import _conversion, _transpose_problem
+from ascend_numba.ops.ttrans.kernel import fractal_z_3d_chunk, transpose_tile
 
 from conftest import paired, parallel_copy, record, ref
 
@@ -31,28 +32,16 @@ from conftest import paired, parallel_copy, record, ref
 def transpose_copies_only(ctx, x, y, t):
     """``transpose_kernel``'s tile loop (ops/ttrans/kernel.py) without its TTRANS call."""
     itemsize = x.itemsize
-    bb = ctx.block_bytes
     src_tile = alloc_buffer(ctx, t.tileRows * t.tileCols, x.dtype)
     dst_tile = alloc_buffer(ctx, t.tileCols * align_up(t.tileRows, 32 if itemsize == 1 else 16), x.dtype)
-    tiles = t.rowTiles * t.colTiles
-    task, end = contiguous_lane_range(ctx, t.outerCount * t.innerCount * tiles)
+    task, end = contiguous_lane_range(ctx, t.outerCount * t.innerCount * t.rowTiles * t.colTiles)
     while task < end:
-        block, tile = task // tiles, task % tiles
-        outer, inner = block // t.innerCount, block % t.innerCount
-        r0 = (tile // t.colTiles) * t.tileRows
-        c0 = (tile % t.colTiles) * t.tileCols
-        vrows = min(t.rows, t.totalRows - inner * t.rows)
-        vcols = min(t.cols, t.totalCols - inner * t.cols)
-        r = max(0, min(t.tileRows, vrows - r0))
-        tr = max(0, min(t.tileRows, max(vrows, t.outRows) - r0))
-        c = max(0, min(t.tileCols, vcols - c0))
+        r, tr, c, src_base, dst_base, _, dst_pitch = transpose_tile(t, task, itemsize, ctx.block_bytes)
         task += 1
         if tr == 0 or c == 0:
             continue
-        src_base = outer * t.srcOuter + inner * t.srcInner + r0 * t.srcRowStride + c0
-        dst_base = outer * t.dstOuter + inner * t.dstInner + c0 * t.dstRowStride + r0
         if tr > r:
-            duplicate(ctx, dst_tile, 0, c * (align_up(tr * itemsize, bb) // itemsize))
+            duplicate(ctx, dst_tile, 0, c * dst_pitch)
         if r > 0:
             data_copy_pad(ctx, src_tile, 0, x, src_base, r, c * itemsize, (t.srcRowStride - c) * itemsize, 0)
         data_copy_pad(ctx, y, dst_base, dst_tile, 0, c, tr * itemsize, 0, (t.dstRowStride - tr) * itemsize)
@@ -62,18 +51,12 @@ def transpose_copies_only(ctx, x, y, t):
 def fractal_z_3d_copies_only(ctx, x, y, t):
     """``fractal_z_3d_kernel``'s loop (ops/ttrans/kernel.py) without its TTRANS calls."""
     itemsize = x.itemsize
-    bb = ctx.block_bytes
     row = t.nPadded * t.c0
     out = alloc_buffer(ctx, t.hwChunk * row, x.dtype)
     planes = alloc_buffer(ctx, t.nGroup * t.c0 * t.hwChunk, x.dtype)
     task, end = contiguous_lane_range(ctx, t.d * t.c1 * t.hwChunks)
     while task < end:
-        d = task // (t.c1 * t.hwChunks)
-        c1 = (task // t.hwChunks) % t.c1
-        hw0 = (task % t.hwChunks) * t.hwChunk
-        hwc = min(t.hwChunk, t.hw - hw0)
-        channels = min(t.c0, t.c - c1 * t.c0)
-        pitch = align_up(hwc * itemsize, bb) // itemsize
+        hwc, channels, pitch, src_base, out_base = fractal_z_3d_chunk(t, task, itemsize, ctx.block_bytes)
         if t.n < t.nPadded:
             duplicate(ctx, out, 0, hwc * row)
         for g0 in range(0, t.n, t.nGroup):
@@ -81,10 +64,9 @@ def fractal_z_3d_copies_only(ctx, x, y, t):
             if channels < t.c0:
                 duplicate(ctx, planes, 0, group * t.c0 * pitch)
             for n in range(g0, g0 + group):
-                src = ((n * t.c + c1 * t.c0) * t.d + d) * t.hw + hw0
-                data_copy_pad(ctx, planes, (n - g0) * t.c0 * pitch, x, src, channels, hwc * itemsize,
-                              (t.d * t.hw - hwc) * itemsize, 0)
-        data_copy(ctx, y, ((d * t.c1 + c1) * t.hw + hw0) * row, out, 0, hwc * row)
+                data_copy_pad(ctx, planes, (n - g0) * t.c0 * pitch, x, src_base + n * t.c * t.d * t.hw, channels,
+                              hwc * itemsize, (t.d * t.hw - hwc) * itemsize, 0)
+        data_copy(ctx, y, out_base, out, 0, hwc * row)
         task += 1
 
 
