@@ -138,3 +138,37 @@ def test_two_processes_cached_kernels_run_each_its_own_code_in_a_third(tmp_path)
     assert run(1) == [3.0]
     assert run(0, 1) == [7.0, 3.0]
     assert run(1, 0) == [3.0, 7.0]
+
+
+def test_an_index_another_version_wrote_is_started_afresh(tmp_path, monkeypatch):
+    # A function's index is keyed by pickled signatures: one naming a type this version lacks
+    # (another version of the library wrote it) must not stop the next save.
+    import importlib
+    import pickle
+
+    (tmp_path / "index_case.py").write_text("class Gone:\n    pass\n\n\ndef f(x):\n    return x + 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("index_case")
+    disp = _jit.private_dispatcher(module.f, "index-case", python=True)
+    assert disp(1) == 2  # compiled and saved: the index exists
+    cache_file = disp._cache._cache._cache_file
+    with open(cache_file._index_path, "rb") as f:
+        version = pickle.load(f)
+    with open(cache_file._index_path, "wb") as f:
+        pickle.dump(version, f)
+        f.write(pickle.dumps((cache_file._source_stamp, {"elsewhere": module.Gone})))
+    del module.Gone
+    assert disp(1.5) == 2.5  # another signature: saved into a fresh index
+    assert len(cache_file._load_index()) == 1
+    # An index whose keys no longer pickle (a dispatcher type's object gone) starts afresh too.
+    dump = type(cache_file)._dump
+    fails = [ReferenceError("underlying object has vanished")]
+
+    def dump_once(self, obj):
+        if fails:
+            raise fails.pop()
+        return dump(self, obj)
+
+    monkeypatch.setattr(type(cache_file), "_dump", dump_once)
+    assert disp(True) == 2
+    assert not fails and len(cache_file._load_index()) == 1

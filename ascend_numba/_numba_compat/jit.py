@@ -34,6 +34,7 @@ import functools
 import hashlib
 import os
 import pathlib
+import pickle
 import warnings
 
 import numba
@@ -314,6 +315,10 @@ class _CacheImpl(CompileResultCacheImpl):
             call_helper=None, metadata=None, reload_init=reload_init, referenced_envs=referenced_envs)
 
 
+_UNSAVABLE_INDEX = (AttributeError, ImportError, pickle.UnpicklingError, EOFError, TypeError, ValueError,
+                    ReferenceError)
+
+
 class TaggedCache(FunctionCache):
     """Numba's on-disk cache with a tag (the code digest, a specialization) added to the index key.
 
@@ -343,7 +348,16 @@ class TaggedCache(FunctionCache):
         # specializations at once (test workers, `ascend-numba warmup --workers`) could lose an
         # entry or point one at the other's data file.  One lock per cache directory prevents it.
         with self._locked():
-            super().save_overload(sig, data)
+            try:
+                super().save_overload(sig, data)
+            except _UNSAVABLE_INDEX:
+                # The index's keys are pickled signatures, and Numba re-pickles them all on every
+                # save: one naming a type this version of the library lacks (another version wrote
+                # it) fails to load, one naming a dispatcher another process made and this one no
+                # longer holds fails to dump (ReferenceError).  Start the function's index afresh.
+                with contextlib.suppress(OSError):
+                    os.remove(self._cache_file._index_path)
+                super().save_overload(sig, data)
 
     @contextlib.contextmanager
     def _locked(self):
