@@ -192,3 +192,20 @@ def test_an_element_off_its_alignment_combines_without_faulting(mode):
     gm[1:9] = np.array([10, 10], np.int32).view(np.uint8)
     odd_kernel.launch(gm, x, block_dim=1, **mode)
     assert list(gm[1:9].copy().view(np.int32)) == [15, 7]
+
+
+@an.kernel
+def type_only_kernel(ctx, src, dst):
+    a = alloc_buffer(ctx, 64, np.float32)
+    data_copy(ctx, a, 0, src, 0, 64)
+    set_atomic_type(ctx, np.float32)
+    data_copy(ctx, dst, 0, a, 0, 64)
+
+
+@pytest.mark.parametrize("mode", ["compiled", "interpret", "checked"])
+def test_a_type_set_with_no_operation_adds(mode):
+    # It made copies an atomic Min: the register's operation 0 read as neither add nor max.
+    src = np.arange(64, dtype=np.float32) - 7.5
+    dst = np.full(64, 10, np.float32)
+    type_only_kernel.launch(src, dst, block_dim=1, interpret=mode == "interpret", checked=mode == "checked")
+    assert dst.tobytes() == (10 + src).tobytes()

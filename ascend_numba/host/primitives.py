@@ -581,7 +581,8 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     Primitive("set_atomic_min", "SetAtomicMin", "atomic", ("dtype",),
               "SetAtomicMin<T>: copies into GM keep the smaller of each element and GM's.", ""),
     Primitive("set_atomic_type", "SetAtomicType", "atomic", ("dtype",),
-              "SetAtomicType<T>: the atomic's type, its operation kept.", ""),
+              "SetAtomicType<T>: the atomic's type, its operation kept (an add when none was set: the "
+              "device register's operation field rests at the sum).", ""),
     Primitive("disable_dma_atomic", "DisableDmaAtomic", "atomic", (),
               "DisableDmaAtomic (SetAtomicNone): copies into GM overwrite again.", ""),
     Primitive("transpose", "Transpose", "layout", ("dst", "src", "tmp", "params"),

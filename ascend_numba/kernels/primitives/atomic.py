@@ -20,7 +20,10 @@ Bytes past the last whole element of a copy are written as they are.
 
 Semantics: cannmirror/asc-devkit at 0da921b, ``docs/zh/api/SIMD-API/基础API/原子操作/`` (SetAtomicAdd,
 SetAtomicMax, SetAtomicMin, SetAtomicType, DisableDmaAtomic), ``include/basic_api/
-kernel_operator_set_atomic_intf.h`` and ``impl/basic_api/dav_c220/kernel_operator_set_atomic_impl.h``.
+kernel_operator_set_atomic_intf.h`` and ``impl/basic_api/dav_c220/kernel_operator_set_atomic_impl.h``
+(SetAtomicType is the bare ``set_atomic_<type>`` call); the register's fields: the CANN 8.0.RC2
+SetStoreAtomicConfig page (``apiref/opdevgapi/atlasascendc_api_07_0282``: type ATOMIC_NONE = 0 is
+off, operation ATOMIC_SUM = 0).  SetAtomicType with no operation set therefore adds.
 """
 
 from __future__ import annotations
@@ -93,7 +96,11 @@ def _set_op(op: int):
 
 
 def _set_atomic_type(ctx, dtype):
-    _store_i64(ctx.state_addr, STATE_ATOMIC, (atomic_on(ctx) & 0xFF) | (_type_code(dtype) << 8))
+    # The device's atomic register enables by its type field, and its operation field rests at the
+    # sum (SetStoreAtomicConfig: AtomicDtype::ATOMIC_NONE and AtomicOp::ATOMIC_SUM are both 0):
+    # a type set with no operation before it makes copies add.
+    op = atomic_on(ctx) & 0xFF
+    _store_i64(ctx.state_addr, STATE_ATOMIC, (op if op != 0 else ADD) | (_type_code(dtype) << 8))
 
 
 def _disable_dma_atomic(ctx):
