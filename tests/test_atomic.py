@@ -10,9 +10,11 @@ import pytest
 
 import ascend_numba as an
 from ascend_numba.host.references.atomic import accumulate
-from ascend_numba.kernels import (KernelCheckError, alloc_buffer, data_copy, data_copy_pad, disable_dma_atomic,
-                                  init_global_memory, set_atomic_add, set_atomic_max, set_atomic_min,
-                                  set_atomic_type, sync_all)
+from ascend_numba.kernels import (KernelCheckError, adds, alloc_buffer, data_copy, data_copy_pad,
+                                  disable_dma_atomic, init_global_memory, set_atomic_add, set_atomic_max,
+                                  set_atomic_min, set_atomic_type, sync_all, vector_program)
+from ascend_numba.kernels.lane import LANE_TYPES
+from ascend_numba._numba_compat.jit import jit
 
 LANES, N = 4, 4096  # bytes each lane contributes
 
@@ -194,6 +196,45 @@ def test_an_element_off_its_alignment_combines_without_faulting(mode):
     assert list(gm[1:9].copy().view(np.int32)) == [15, 7]
 
 
+# ---- which lanes carry atomics: compiled in only where a kernel sets one ------------------------------
+
+@vector_program(temps=("a_loc", "b_loc"))
+def _plus(a, b, a_loc, b_loc, one):
+    a_loc = data_copy(a)
+    b_loc = adds(a_loc, one)
+    b = data_copy(b_loc)
+
+
+@an.kernel
+def fused_under_atomic_kernel(ctx, src, dst):
+    a = alloc_buffer(ctx, 64, np.float32)
+    b = alloc_buffer(ctx, 64, np.float32)
+    set_atomic_add(ctx, np.float32)
+    _plus(ctx, 64, True, src[ctx.block_idx * 64:], dst, a, b, np.float32(1))
+
+
+@pytest.mark.parametrize("mode", ["compiled", "interpret", "checked"])
+def test_a_tile_program_combines_under_an_atomic(mode):
+    # Fused in a plain Lane, the program's CopyOut overwrote GM whatever the atomic said.
+    src = np.arange(2 * 64, dtype=np.float32)
+    dst = np.full(64, 100, np.float32)
+    fused_under_atomic_kernel.launch(src, dst, block_dim=2, interpret=mode == "interpret", checked=mode == "checked")
+    assert dst.tobytes() == (100 + (src[:64] + 1) + (src[64:] + 1)).tobytes()
+
+
+@jit
+def _start_adding(ctx):  # a helper: the kernel's own code does not name the setter
+    set_atomic_add(ctx, np.float32)
+
+
+@an.kernel
+def helper_atomic_kernel(ctx, src, dst):
+    a = alloc_buffer(ctx, 64, np.float32)
+    data_copy(ctx, a, 0, src, 0, 64)
+    _start_adding(ctx)
+    data_copy(ctx, dst, 0, a, 0, 64)
+
+
 @an.kernel
 def type_only_kernel(ctx, src, dst):
     a = alloc_buffer(ctx, 64, np.float32)
@@ -202,10 +243,40 @@ def type_only_kernel(ctx, src, dst):
     data_copy(ctx, dst, 0, a, 0, 64)
 
 
+@pytest.mark.parametrize("kernel", [helper_atomic_kernel, type_only_kernel], ids=["helper", "type_only"])
 @pytest.mark.parametrize("mode", ["compiled", "interpret", "checked"])
-def test_a_type_set_with_no_operation_adds(mode):
-    # It made copies an atomic Min: the register's operation 0 read as neither add nor max.
+def test_copies_add_after_a_setter_in_a_helper_or_a_type_set_alone(kernel, mode):
+    # The type alone: it made copies an atomic Min (the register's operation 0 read as neither add
+    # nor max); the device's operation field rests at the sum.
     src = np.arange(64, dtype=np.float32) - 7.5
     dst = np.full(64, 10, np.float32)
-    type_only_kernel.launch(src, dst, block_dim=1, interpret=mode == "interpret", checked=mode == "checked")
+    kernel.launch(src, dst, block_dim=1, interpret=mode == "interpret", checked=mode == "checked")
     assert dst.tobytes() == (10 + src).tobytes()
+
+
+def test_only_bodies_that_set_an_atomic_compile_for_an_atomic_lane():
+    def lane_of(kernel, *args):
+        kernel.launch(*args, block_dim=1)
+        return [body.dispatcher.signatures[0][0] for body in kernel._bodies.values()
+                if body.mode == "plain" and not body.interpreted]
+
+    src, dst = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    assert lane_of(helper_atomic_kernel, src, dst) == [LANE_TYPES["atomic"]]  # found while typing
+    assert lane_of(type_only_kernel, src, dst) == [LANE_TYPES["atomic"]]  # named in the kernel
+    assert lane_of(plain_copy_kernel, src, dst) == [LANE_TYPES["plain"]]
+
+
+@an.kernel
+def plain_copy_kernel(ctx, src, dst):
+    a = alloc_buffer(ctx, 64, np.float32)
+    data_copy(ctx, a, 0, src, 0, 64)
+    data_copy(ctx, dst, 0, a, 0, 64)
+
+
+def test_a_plain_launcher_calls_either_lane_body_alike():
+    # The launcher builds a Lane and calls an AtomicLane body with it: the two pass the same values.
+    from numba.core.registry import cpu_target
+    model = cpu_target.target_context.data_model_manager
+    plain, atomic = model[LANE_TYPES["plain"]], model[LANE_TYPES["atomic"]]
+    assert str(plain.get_argument_type()) == str(atomic.get_argument_type())
+    assert str(plain.get_data_type()) == str(atomic.get_data_type())

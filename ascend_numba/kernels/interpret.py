@@ -223,8 +223,9 @@ def _type_key(value):
     return type(value)
 
 
-# A lane context's Numba type is the launchers' (numba.typeof would make a NamedUniTuple of it).
-_LANE_TYPES = {Lane: LANE_TYPES["plain"], TracedLane: LANE_TYPES["traced"], CheckedLane: LANE_TYPES["checked"]}
+# A lane context's Numba type is the launchers' (numba.typeof would make a NamedUniTuple of it); a
+# plain lane is an AtomicLane's, which leaves nothing out: interpret mode compiles nothing to save.
+_LANE_TYPES = {Lane: LANE_TYPES["atomic"], TracedLane: LANE_TYPES["traced"], CheckedLane: LANE_TYPES["checked"]}
 
 
 def _typeof(value):

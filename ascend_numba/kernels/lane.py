@@ -3,9 +3,10 @@
 A lane's context is a namedtuple of scalars: passing it to a primitive costs
 nothing, where a context holding arrays would make every call bump their shared
 reference counts, atomically, from every thread.  Its state, trace and check
-rows and the UB are reached through addresses.  The three context types select
-what the primitives compile to: :class:`Lane` (plain, full speed),
-:class:`TracedLane` (trace=True) and :class:`CheckedLane` (checked=True).
+rows and the UB are reached through addresses.  The context types select what
+the primitives compile to: :class:`Lane` (plain, full speed), :class:`AtomicLane`
+(plain, with DMA atomics), :class:`TracedLane` (trace=True) and
+:class:`CheckedLane` (checked=True).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from numba.extending import intrinsic
 
 from .._numba_compat.extending import python_twin
 
-__all__ = ["Lane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR",
+__all__ = ["Lane", "AtomicLane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR",
            "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM", "STATE_STREAMED",
            "STATE_PRELOAD_PENDING",
            "STATE_PRELOAD", "STATE_GARBAGE", "STATE_BARRIER", "STATE_AUTO", "STATE_MOVED", "STATE_PRIMITIVE",
@@ -34,6 +35,12 @@ Lane = collections.namedtuple("Lane", ["block_idx", "block_num", "ub_addr", "ub_
 Lane.__doc__ = """One simulated core: its index, the core count, the address and size of its UB bytes,
 the DMA block size, and the address of its state row (UB allocation top and the first error,
 read by the host after the launch)."""
+
+AtomicLane = collections.namedtuple("AtomicLane", Lane._fields)
+AtomicLane.__doc__ = """A Lane whose copies into GM can combine under a DMA atomic (SetAtomicAdd, Max, Min).
+A plain body is compiled for it only when it sets an atomic, so every other kernel leaves the
+read-modify-write out of its code; its fields and their passing are a Lane's, so one launcher
+calls either body."""
 
 TracedLane = collections.namedtuple("TracedLane", Lane._fields + ("trace_addr", "trace_capacity"))
 TracedLane.__doc__ = """A Lane whose primitives also record counters and events in its trace row (trace=True)."""
@@ -88,6 +95,7 @@ PIPE_TABLE_BYTES = 8192
 _I64, _U64 = types.int64, types.uint64
 LANE_TYPES = {
     "plain": types.NamedTuple((_I64, _I64, _U64, _I64, _I64, _U64), Lane),
+    "atomic": types.NamedTuple((_I64, _I64, _U64, _I64, _I64, _U64), AtomicLane),  # a plain body with atomics
     "traced": types.NamedTuple((_I64, _I64, _U64, _I64, _I64, _U64, _U64, _I64), TracedLane),
     "checked": types.NamedTuple((_I64, _I64, _U64, _I64, _I64, _U64, _U64, _I64, _U64, _U64, _I64, _U64, _I64,
                                  _U64), CheckedLane),

@@ -41,6 +41,7 @@ from numba import types
 
 from ..host.errors import KernelError
 from ..host.platform import Platform, check_block_dim, get_platform
+from ..host.primitives import PRIMITIVES
 from ..host.tiling import is_tiling_class, numpy_dtype, tiling_bytes
 from ..host.tiling_key import tiling_key_schema
 from ..checked.regions import GM_PADDING
@@ -48,6 +49,7 @@ from ..memory import take_fresh
 from .._numba_compat import NumbaCompatError, compat_error_in
 from .._numba_compat.jit import argument_key, compiled_code_digest, dispatcher, function_address
 from .arguments import accepts, as_gm_dtype, copy_types_agree, expected_dtypes
+from .primitives.atomic import NEEDS_ATOMIC_LANE
 from .primitives.dma import ELEMENT_TYPE_MISMATCH
 from .interpret import interpreting, python_function
 from .lane import LANE_TYPES
@@ -163,6 +165,11 @@ def _announce_compile(what: str):
         print(f"compiling {what} (first run only)...", file=sys.stderr, flush=True)
 
 
+# The DMA atomic's setters, by their names and the device's.
+_ATOMIC_SETTERS = frozenset(name for p in PRIMITIVES.values() if p.name.startswith("set_atomic_")
+                            for name in (p.name, p.device))
+
+
 def _arg_key(gm_args: tuple):
     """What decides the body's argument types, at a fraction of numba.typeof's cost."""
     key = argument_key(gm_args)
@@ -179,7 +186,7 @@ class KernelBody:
     interpreted = False
 
     def __init__(self, dispatcher, mode: str, resident: bool = False, auto: bool = False, prints: bool = False,
-                 arg_names: tuple = ()):
+                 arg_names: tuple = (), atomics: bool = False):
         self.dispatcher = dispatcher
         self.arg_names = arg_names  # the kernel's GM arguments, for messages
         self.mode = mode
@@ -187,6 +194,9 @@ class KernelBody:
         self.resident = resident  # every lane on a thread of its own (the kernel calls sync_all)
         self.auto = auto  # an AUTO-mode kernel: checked launches apply the AUTO rules too
         self._addresses: dict[tuple, int] = {}
+        # The context type the body compiles for (lane.LANE_TYPES): a plain body gets an AtomicLane
+        # only when it sets a DMA atomic, named in the kernel's code or found while typing it.
+        self._lane = "atomic" if mode == "plain" and atomics else mode
 
     def address(self, gm_args: tuple, tiling: np.ndarray | None) -> int:
         """The compiled body's address for these GM arguments (compiled, or loaded from the
@@ -195,22 +205,33 @@ class KernelBody:
         found = self._addresses.get(key)
         if found is None:
             record = types.none if tiling is None else numba.typeof(tiling).dtype
-            sig = body_signature(LANE_TYPES[self.mode], numba.typeof(gm_args), record)
+            args = numba.typeof(gm_args)
+            sig = body_signature(LANE_TYPES[self._lane], args, record)
             try:
                 self.dispatcher.compile(sig)
             except Exception as exc:
-                if ELEMENT_TYPE_MISMATCH in str(exc):
-                    raise TypeError(_mismatch_message(self.dispatcher.py_func.__name__, str(exc), gm_args,
-                                                      self.arg_names)) from None
-                compat = compat_error_in(exc)
-                if compat is None:
-                    raise
-                raise NumbaCompatError(str(compat)) from None
+                if self._lane != "plain" or NEEDS_ATOMIC_LANE not in str(exc):
+                    self._raise_compile_error(exc, gm_args)
+                self._lane = "atomic"  # it sets a DMA atomic somewhere its source did not name
+                sig = body_signature(LANE_TYPES[self._lane], args, record)
+                try:
+                    self.dispatcher.compile(sig)
+                except Exception as exc2:
+                    self._raise_compile_error(exc2, gm_args)
             cres = self.dispatcher.overloads[sig]
             if cres.signature.return_type != types.none:
                 raise TypeError(f"kernel {self.dispatcher.py_func.__name__} returns a value; kernels return nothing")
             found = self._addresses[key] = function_address(cres)
         return found
+
+    def _raise_compile_error(self, exc: Exception, gm_args: tuple):
+        if ELEMENT_TYPE_MISMATCH in str(exc):
+            raise TypeError(_mismatch_message(self.dispatcher.py_func.__name__, str(exc), gm_args,
+                                              self.arg_names)) from None
+        compat = compat_error_in(exc)
+        if compat is None:
+            raise exc
+        raise NumbaCompatError(str(compat)) from None
 
 
 class InterpretedBody(KernelBody):
@@ -263,6 +284,7 @@ class Kernel:
         # SyncAll needs every lane resident at once: a kernel calling sync_all gets a launch that
         # runs each lane on a thread of its own (a helper calling it needs resident=True).
         self.resident = resident or bool({"sync_all", "ib_wait", "ib_set"} & _names_read(func))
+        self.atomics = bool(_ATOMIC_SETTERS & _names_read(func))  # sets a DMA atomic (a helper may, unnamed here)
         self._prints = any(n in PRINT_NAMES for n in _names_read(func))
         functools.update_wrapper(self, func)
 
@@ -323,7 +345,7 @@ class Kernel:
             announce = f"{name} kernel" + (f" [{detail}]" if detail else "")
             dispatcher_ = _specialized_body(self.py_func, constants, tag, announce, self.nrt)
             found = self._bodies[cache_key] = KernelBody(dispatcher_, mode, self.resident, self.mode == "auto",
-                                                         prints, self.arg_names)
+                                                         prints, self.arg_names, self.atomics)
         return found
 
     def launch(self, *args, block_dim: int, key: dict | None = None, datatype: dict | None = None,

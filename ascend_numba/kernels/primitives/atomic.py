@@ -41,7 +41,7 @@ from ...host.trace import DIR_SCALAR, EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import bf16_to_f32, f16_to_f32, f32_as_u32, f32_to_bf16, f32_to_f16, u32_as_f32
-from ..lane import STATE_ATOMIC, _address, _load_i64, _store_i64
+from ..lane import STATE_ATOMIC, Lane, _address, _load_i64, _store_i64
 from .context import address, trace_event, tracing
 from .element_bits import put_bits
 from .elements import canonical_nan
@@ -49,7 +49,8 @@ from .llvm import compare_exchange
 from .vector import declared
 
 __all__ = ["set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type", "disable_dma_atomic",
-           "set_atomic_none", "init_global_memory", "atomic_copy", "atomic_on"]
+           "set_atomic_none", "init_global_memory", "atomic_copy", "atomic_bytes", "atomic_on",
+           "NEEDS_ATOMIC_LANE"]
 
 _FILL, _FILL_CODE = PRIMITIVE["InitGlobalMemory"], EVENT["init_global_memory"]
 
@@ -83,14 +84,42 @@ def _ov_type_code(dtype):
     raise TypingError(f"a DMA atomic's type: a NumPy type or a name ({', '.join(_CODES)}); got {dtype}")
 
 
-@jit(always_inline=True)
+# Which lanes carry atomics is a compile-time matter (see lane.AtomicLane): a plain Lane's copies
+# never combine, so its bodies leave the read-modify-write out.  A body that sets an atomic fails
+# typing on a plain Lane with this message, and the launch compiles it for an AtomicLane instead.
+NEEDS_ATOMIC_LANE = "sets a DMA atomic: compiled for an AtomicLane"
+
+
 def atomic_on(ctx):
-    """The lane's atomic register: op | type << 8, 0 for none."""
-    return _load_i64(ctx.state_addr, STATE_ATOMIC)
+    """The lane's atomic register: op | type << 8, 0 for none (always 0 in a plain Lane)."""
+    raise NotImplementedError  # compiled only
+
+
+def _carries_atomics(ctx) -> bool:
+    return not (isinstance(ctx, types.NamedTuple) and ctx.instance_class is Lane)
+
+
+@overload(atomic_on, jit_options=OVERLOAD_OPTIONS)
+def _ov_atomic_on(ctx):
+    if not _carries_atomics(ctx):
+        return lambda ctx: 0
+    return lambda ctx: _load_i64(ctx.state_addr, STATE_ATOMIC)
+
+
+def _require_atomic_lane(ctx):
+    raise NotImplementedError  # compiled only
+
+
+@overload(_require_atomic_lane, jit_options=OVERLOAD_OPTIONS)
+def _ov_require_atomic_lane(ctx):
+    if not _carries_atomics(ctx):
+        raise TypingError(f"SetAtomicAdd / Max / Min / Type {NEEDS_ATOMIC_LANE}")
+    return lambda ctx: None
 
 
 def _set_op(op: int):
     def set_op(ctx, dtype):
+        _require_atomic_lane(ctx)
         _store_i64(ctx.state_addr, STATE_ATOMIC, op | (_type_code(dtype) << 8))
     return set_op
 
@@ -99,6 +128,7 @@ def _set_atomic_type(ctx, dtype):
     # The device's atomic register enables by its type field, and its operation field rests at the
     # sum (SetStoreAtomicConfig: AtomicDtype::ATOMIC_NONE and AtomicOp::ATOMIC_SUM are both 0):
     # a type set with no operation before it makes copies add.
+    _require_atomic_lane(ctx)
     op = atomic_on(ctx) & 0xFF
     _store_i64(ctx.state_addr, STATE_ATOMIC, (op if op != 0 else ADD) | (_type_code(dtype) << 8))
 
@@ -217,6 +247,26 @@ def atomic_copy(ctx, dst, d, src, s, n):
         _combine_at(dst, d + j, width, op, code, _swap(src, s + j, width, 0, 0))  # an atomic read of the source
     for j in range(whole, n):
         _swap(dst, d + j, 1, _swap(dst, d + j, 1, 0, 0), _swap(src, s + j, 1, 0, 0))
+
+
+def atomic_bytes(ctx, dst, dst_byte, src, src_byte, nbytes):
+    """A copy into GM under the lane's DMA atomic, clamped to both arrays as ``copy_bytes`` is
+    (nothing in a plain Lane, whose atomic is never on)."""
+    raise NotImplementedError  # compiled only
+
+
+def _clamped_atomic_copy(ctx, dst, dst_byte, src, src_byte, nbytes):
+    if dst_byte >= 0 and src_byte >= 0 and nbytes > 0:
+        n = min(nbytes, dst.nbytes - dst_byte, src.nbytes - src_byte)
+        if n > 0:
+            atomic_copy(ctx, dst, dst_byte, src, src_byte, n)
+
+
+@overload(atomic_bytes, jit_options=OVERLOAD_OPTIONS)
+def _ov_atomic_bytes(ctx, dst, dst_byte, src, src_byte, nbytes):
+    if not _carries_atomics(ctx):
+        return lambda ctx, dst, dst_byte, src, src_byte, nbytes: None
+    return _clamped_atomic_copy
 
 
 # ---- InitGlobalMemory (Fill) ------------------------------------------------------------------------

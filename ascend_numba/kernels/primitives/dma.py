@@ -38,7 +38,7 @@ from ..lane import (
 )
 from ..pipe_table import PIPE_MTE2, PIPE_MTE3, PIPE_V
 from .context import address, copy_direction, count_event, in_ub, rows_inside, trace_event, tracing
-from .atomic import atomic_copy, atomic_on
+from .atomic import atomic_bytes, atomic_on
 from .element_bits import stored_scalar
 from .gather_repeat import gather_repeats
 from .llvm import copy_fixed, copy_short, memmove_bytes, store_fence, stream_store
@@ -385,7 +385,7 @@ def _data_copy_count(ctx, dst, dst_off, src, src_off, count):
         s = address(src) + src_off * src.itemsize
         trace_event(ctx, EVENT_DATA_COPY, copy_direction(ctx, dst, src), n, 1, d, d + n, s, s + n, 0, 0)
     if atomic_on(ctx) != 0 and not in_ub(ctx, dst):
-        _atomic_bytes(ctx, dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
+        atomic_bytes(ctx, dst, dst_off * dst.itemsize, src, src_off * src.itemsize, count * src.itemsize)
         return
     _gapless_copy(ctx, dst, dst_off * dst.itemsize, src, src_off * src.itemsize, n)
 
@@ -399,15 +399,6 @@ def _gapless_copy(ctx, dst, d, src, s, n):
         _stream_rows(ctx, dst, d, n, src, s, n, 1, n)
         return
     copy_bytes(dst, d, src, s, n)
-
-
-@jit(always_inline=True)
-def _atomic_bytes(ctx, dst, dst_byte, src, src_byte, nbytes):
-    """A copy into GM under the lane's DMA atomic, clamped to both arrays as copy_bytes is."""
-    if dst_byte >= 0 and src_byte >= 0 and nbytes > 0:
-        n = min(nbytes, dst.nbytes - dst_byte, src.nbytes - src_byte)
-        if n > 0:
-            atomic_copy(ctx, dst, dst_byte, src, src_byte, n)
 
 
 @jit(always_inline=True)
@@ -464,7 +455,7 @@ def _strided_copy(ctx, prim, event, dst, d, src, s, block_count, block_len, src_
         return
     if atomic_on(ctx) != 0 and not in_ub(ctx, dst):
         for _ in range(block_count):
-            _atomic_bytes(ctx, dst, d, src, s, block_len)
+            atomic_bytes(ctx, dst, d, src, s, block_len)
             s += src_pitch
             d += dst_pitch
         return

@@ -117,6 +117,7 @@ def _make_stub(program: Program, func):
                   if program.roles.get(p) == "flag" and isinstance(t, types.Literal)}
         dtypes = {p: as_dtype(t.dtype).type for p, t in zip(program.params, args)
                   if program.roles.get(p) == "tile" and isinstance(t, types.Array)}
+        # Fused in a plain Lane only: an AtomicLane's CopyOut combines with GM, as its copy primitives do.
         fused = isinstance(ctx, types.NamedTuple) and ctx.instance_class is Lane
         fuse_value = bool(fuse.literal_value) if isinstance(fuse, types.Literal) else None
         key = (fused, fuse_value, tuple(sorted(static.items())),
