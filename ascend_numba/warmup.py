@@ -54,15 +54,18 @@ def specializations(ops: Iterable[str] | None = None, modes: Iterable[str] = ("p
 def warm(spec: Specialization) -> float:
     """Run ``spec``'s op once on its tiny input (compiling it, or loading it from the cache);
     returns the wall seconds it took."""
-    entry = REGISTRY[spec.op]
-    cases = {c.name: c for c in entry.warmup_cases}
-    if spec.case not in cases:
-        raise ValueError(f"{spec.op} has no warmup case {spec.case!r}; cases: {', '.join(cases)}")
-    case = cases[spec.case]
+    entry, case = REGISTRY[spec.op], _case(spec)
     inputs = {name: np.zeros(shape, dtype_by_name(case.dtype)) for name, shape in case.shapes.items()}
     start = time.perf_counter()
     entry.run(inputs, case.attrs, trace=spec.mode == "traced", checked=spec.mode == "checked")
     return time.perf_counter() - start
+
+
+def _case(spec: Specialization):
+    cases = {c.name: c for c in REGISTRY[spec.op].warmup_cases}
+    if spec.case not in cases:
+        raise ValueError(f"{spec.op} has no warmup case {spec.case!r}; cases: {', '.join(cases)}")
+    return cases[spec.case]
 
 
 def measure(specs: list[Specialization]) -> list[dict]:
@@ -112,12 +115,33 @@ def warmup(specs: list[Specialization], workers: int = 1,
                     report(spec, seconds)
 
 
+def _parse(arg: str) -> Specialization:
+    """``OP:MODE:CASE`` as a :class:`Specialization`; a ValueError names what is wrong."""
+    parts = arg.split(":", 2)
+    if len(parts) != 3:
+        raise ValueError(f"{arg!r} is not OP:MODE:CASE")
+    spec = Specialization(*parts)
+    specializations([spec.op], [spec.mode])  # validates the op and the mode
+    _case(spec)
+    return spec
+
+
 def _main(argv: list[str]) -> None:
     """``python -m ascend_numba.warmup OP:MODE:CASE ...``: :func:`measure` the specializations,
     in order, in this process; prints one JSON row per specialization."""
+    import argparse
     import json
 
-    specs = [Specialization(*arg.split(":", 2)) for arg in argv]
+    parser = argparse.ArgumentParser(prog="python -m ascend_numba.warmup", description=(
+        "Measure each specialization's first call in this process (CPU and wall seconds, functions "
+        "compiled), in order; one JSON row each. `ascend-numba warmup` compiles them ahead of time."))
+    parser.add_argument("specs", nargs="+", metavar="OP:MODE:CASE",
+                        help=f"an op, a mode ({', '.join(MODES)}) and one of the op's warmup cases")
+    args = parser.parse_args(argv)
+    try:
+        specs = [_parse(arg) for arg in args.specs]
+    except ValueError as error:
+        parser.error(str(error))
     for row in measure(specs):
         print(json.dumps(row), flush=True)
 

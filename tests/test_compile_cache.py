@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from ascend_numba._numba_compat import jit as _jit
 
 # One first call of each kind of compiled code: a plain kernel, one of fused vector programs
@@ -112,6 +114,8 @@ def add_sub_or_mul(ctx, x, y, z):
 
 _RUN_OPS = """
 import sys
+
+import pytest
 import numpy as np
 import op_kernel
 out = []
@@ -172,3 +176,14 @@ def test_an_index_another_version_wrote_is_started_afresh(tmp_path, monkeypatch)
     monkeypatch.setattr(type(cache_file), "_dump", dump_once)
     assert disp(True) == 2
     assert not fails and len(cache_file._load_index()) == 1
+
+
+@pytest.mark.parametrize("arg, message", [("tile:plain", "is not OP:MODE:CASE"), ("tilex:plain:x", "unknown op"),
+                                          ("tile:fast:split_mult", "unknown mode"),
+                                          ("tile:plain:nope", "no warmup case 'nope'")])
+def test_the_measuring_command_names_a_bad_specialization(arg, message, capsys):
+    from ascend_numba.warmup import _main
+
+    with pytest.raises(SystemExit) as exit_:
+        _main([arg])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
