@@ -2,7 +2,9 @@
 // against the checkout ASCEND_NUMBA_PTO_ISA names; no pto-isa source lives here).  A 2-D fp32
 // transpose [h, w] -> [w, h] in 128x128 tiles, TLOAD -> TTRANS (through its tmp tile) -> TSTORE
 // per tile, the tiles split in contiguous runs over `blocks` threads, one per block, each with its
-// own tiles (the simulator keeps a tile's data in the tile object).
+// own tiles.  Each thread binds its three tiles (192 KB, the A2 UB) with TASSIGN: pto-isa after
+// defdb75f keeps tile data in a per-thread simulated UB that a tile must be assigned into (an
+// unassigned tile has no data); before it, a tile holds its data and TASSIGN does nothing.
 #include <pto/pto-inst.hpp>
 
 #include <thread>
@@ -18,6 +20,10 @@ using GlobalF = GlobalTensor<float, pto::Shape<-1, -1, -1, -1, -1>, pto::Stride<
 void run_block(float *out, float *in, int h, int w, int first, int last)
 {
     static thread_local TileF src, dst, tmp;  // 192 KB: off the thread's stack
+    constexpr int kTileBytes = kTile * kTile * sizeof(float);
+    TASSIGN(src, 0);
+    TASSIGN(dst, kTileBytes);
+    TASSIGN(tmp, 2 * kTileBytes);
     const int col_tiles = w / kTile;
     for (int k = first; k < last; ++k) {
         const int r0 = k / col_tiles * kTile, c0 = k % col_tiles * kTile;
