@@ -266,6 +266,32 @@ def test_only_bodies_that_set_an_atomic_compile_for_an_atomic_lane():
     assert lane_of(plain_copy_kernel, src, dst) == [LANE_TYPES["plain"]]
 
 
+def test_threads_first_launching_a_kernel_with_a_setter_in_a_helper_all_add():
+    # Each thread's launch first types the body for a plain Lane; the first to fail switches the
+    # body to an AtomicLane, and the others, failing after it, must switch too rather than raise.
+    import threading
+
+    kernel = an.kernel(helper_atomic_kernel.py_func)  # a new Kernel: no lane chosen yet
+    src = np.arange(64, dtype=np.float32)
+    dsts = [np.full(64, 10, np.float32) for _ in range(4)]
+    barrier, errors = threading.Barrier(len(dsts)), []
+
+    def launch(dst):
+        barrier.wait()
+        try:
+            kernel.launch(src, dst, block_dim=1)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=launch, args=(dst,)) for dst in dsts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert all(dst.tobytes() == (10 + src).tobytes() for dst in dsts)
+
+
 @an.kernel
 def plain_copy_kernel(ctx, src, dst):
     a = alloc_buffer(ctx, 64, np.float32)

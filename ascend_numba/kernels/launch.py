@@ -206,23 +206,31 @@ class KernelBody:
         if found is None:
             record = types.none if tiling is None else numba.typeof(tiling).dtype
             args = numba.typeof(gm_args)
-            sig = body_signature(LANE_TYPES[self._lane], args, record)
-            try:
-                self.dispatcher.compile(sig)
-            except Exception as exc:
-                if self._lane != "plain" or NEEDS_ATOMIC_LANE not in str(exc):
-                    self._raise_compile_error(exc, gm_args)
+            lane = self._lane  # read once: another thread's launch may switch it to "atomic"
+            sig = body_signature(LANE_TYPES[lane], args, record)
+            error = self._compile(sig)
+            if error is not None:
+                if lane != "plain" or NEEDS_ATOMIC_LANE not in str(error):
+                    self._raise_compile_error(error, gm_args)
                 self._lane = "atomic"  # it sets a DMA atomic somewhere its source did not name
-                sig = body_signature(LANE_TYPES[self._lane], args, record)
-                try:
-                    self.dispatcher.compile(sig)
-                except Exception as exc2:
-                    self._raise_compile_error(exc2, gm_args)
+                sig = body_signature(LANE_TYPES["atomic"], args, record)
+                error = self._compile(sig)
+                if error is not None:
+                    self._raise_compile_error(error, gm_args)
             cres = self.dispatcher.overloads[sig]
             if cres.signature.return_type != types.none:
                 raise TypeError(f"kernel {self.dispatcher.py_func.__name__} returns a value; kernels return nothing")
             found = self._addresses[key] = function_address(cres)
         return found
+
+    def _compile(self, sig) -> Exception | None:
+        """Compile (or load) ``sig``; the exception that stopped it, outside its handler, so a
+        retry's error does not chain the first one."""
+        try:
+            self.dispatcher.compile(sig)
+        except Exception as exc:  # noqa: BLE001 - the caller decides: retry, translate or raise
+            return exc
+        return None
 
     def _raise_compile_error(self, exc: Exception, gm_args: tuple):
         if ELEMENT_TYPE_MISMATCH in str(exc):
