@@ -176,6 +176,14 @@ def test_an_index_another_version_wrote_is_started_afresh(tmp_path, monkeypatch)
     monkeypatch.setattr(type(cache_file), "_dump", dump_once)
     assert disp(True) == 2
     assert not fails and len(cache_file._load_index()) == 1
+    # A compile result that fails to save is the caller's error, and the index keeps its entries.
+    def unsavable(self, name, data):
+        raise TypeError("cannot pickle this result")
+
+    monkeypatch.setattr(type(cache_file), "_save_data", unsavable)
+    with pytest.raises(TypeError):
+        disp(2j)
+    assert len(cache_file._load_index()) == 2  # True's entry and the one Numba adds before writing data
 
 
 @pytest.mark.parametrize("arg, message", [("tile:plain", "is not OP:MODE:CASE"), ("tilex:plain:x", "unknown op"),

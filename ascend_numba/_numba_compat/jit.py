@@ -319,6 +319,21 @@ _UNSAVABLE_INDEX = (AttributeError, ImportError, pickle.UnpicklingError, EOFErro
                     ReferenceError)
 
 
+class _UnusableIndex(Exception):
+    """A function's on-disk index this process can neither load nor save (see save_overload)."""
+
+
+def _index_step(step):
+    # Only the index's own load and save mark it unusable: the same exception types raised while
+    # reducing or writing a compile result must not cost the function its other entries.
+    def guarded(*args):
+        try:
+            return step(*args)
+        except _UNSAVABLE_INDEX as exc:
+            raise _UnusableIndex(f"{type(exc).__name__}: {exc}") from exc
+    return guarded
+
+
 class TaggedCache(FunctionCache):
     """Numba's on-disk cache with a tag (the code digest, a specialization) added to the index key.
 
@@ -330,6 +345,8 @@ class TaggedCache(FunctionCache):
         super().__init__(py_func)
         self._tag = tag
         self._on_miss = on_miss
+        index = self._cache_file
+        index._load_index, index._save_index = _index_step(index._load_index), _index_step(index._save_index)
 
     def _index_key(self, sig, codegen):
         return super()._index_key(sig, codegen) + (self._tag,)
@@ -350,7 +367,7 @@ class TaggedCache(FunctionCache):
         with self._locked():
             try:
                 super().save_overload(sig, data)
-            except _UNSAVABLE_INDEX:
+            except _UnusableIndex:
                 # The index's keys are pickled signatures, and Numba re-pickles them all on every
                 # save: one naming a type this version of the library lacks (another version wrote
                 # it) fails to load, one naming a dispatcher another process made and this one no
