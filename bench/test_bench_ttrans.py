@@ -150,10 +150,13 @@ sys.exit(0 if np.array_equal(out, a.T) else 3)"""
 
 
 def _smoke_test(lib, checkout: str) -> None:
-    done = subprocess.run([sys.executable, "-c", _SMOKE, str(lib)], capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
+    try:
+        code = subprocess.run([sys.executable, "-c", _SMOKE, str(lib)], capture_output=True, timeout=300).returncode
+    except subprocess.TimeoutExpired:
+        code = "timed out after 300 s"
+    if code != 0:
         pytest.skip(f"the simulator built from {checkout} failed a 256x256 transpose in a child process (exit "
-                    f"{done.returncode}): bench/pto_isa_ttrans.cpp may not fit this pto-isa version")
+                    f"{code}): bench/pto_isa_ttrans.cpp may not fit this pto-isa version")
 
 
 @pytest.mark.parametrize("case", ["ascend_numba", *PTO_BUILDS])
