@@ -14,7 +14,8 @@ from ascend_numba.kernels import (KernelCheckError, adds, alloc_buffer, data_cop
                                   disable_dma_atomic, init_global_memory, set_atomic_add, set_atomic_max,
                                   set_atomic_min, set_atomic_type, sync_all, vector_program)
 from ascend_numba.kernels.lane import LANE_TYPES
-from ascend_numba._numba_compat.jit import jit
+from ascend_numba._numba_compat.extending import overload
+from ascend_numba._numba_compat.jit import OVERLOAD_OPTIONS, jit
 
 LANES, N = 4, 4096  # bytes each lane contributes
 
@@ -235,6 +236,33 @@ def helper_atomic_kernel(ctx, src, dst):
     data_copy(ctx, dst, 0, a, 0, 64)
 
 
+def _start_adding_unseen(ctx):
+    """A helper the launch cannot see from the kernel's code (an overload): typing finds its setter."""
+
+
+@overload(_start_adding_unseen, jit_options=OVERLOAD_OPTIONS)
+def _ov_start_adding_unseen(ctx):
+    def impl(ctx):
+        set_atomic_add(ctx, np.float32)
+    return impl
+
+
+add_on = set_atomic_add
+
+
+def _adds_under_another_name(ctx, src, dst):
+    add_on(ctx, np.float32)
+    data_copy(ctx, dst, 0, src, 0, 64)
+
+
+@an.kernel
+def unseen_helper_atomic_kernel(ctx, src, dst):
+    a = alloc_buffer(ctx, 64, np.float32)
+    data_copy(ctx, a, 0, src, 0, 64)
+    _start_adding_unseen(ctx)
+    data_copy(ctx, dst, 0, a, 0, 64)
+
+
 @an.kernel
 def type_only_kernel(ctx, src, dst):
     a = alloc_buffer(ctx, 64, np.float32)
@@ -261,17 +289,21 @@ def test_only_bodies_that_set_an_atomic_compile_for_an_atomic_lane():
                 if body.mode == "plain" and not body.interpreted]
 
     src, dst = np.zeros(64, np.float32), np.zeros(64, np.float32)
-    assert lane_of(helper_atomic_kernel, src, dst) == [LANE_TYPES["atomic"]]  # found while typing
+    assert helper_atomic_kernel.atomics  # named in a jitted helper
+    assert an.kernel(_adds_under_another_name).atomics
+    assert not unseen_helper_atomic_kernel.atomics
+    assert lane_of(helper_atomic_kernel, src, dst) == [LANE_TYPES["atomic"]]
+    assert lane_of(unseen_helper_atomic_kernel, src, dst) == [LANE_TYPES["atomic"]]  # found while typing
     assert lane_of(type_only_kernel, src, dst) == [LANE_TYPES["atomic"]]  # named in the kernel
     assert lane_of(plain_copy_kernel, src, dst) == [LANE_TYPES["plain"]]
 
 
-def test_threads_first_launching_a_kernel_with_a_setter_in_a_helper_all_add():
+def test_threads_first_launching_a_kernel_with_a_setter_typing_finds_all_add():
     # Each thread's launch first types the body for a plain Lane; the first to fail switches the
     # body to an AtomicLane, and the others, failing after it, must switch too rather than raise.
     import threading
 
-    kernel = an.kernel(helper_atomic_kernel.py_func)  # a new Kernel: no lane chosen yet
+    kernel = an.kernel(unseen_helper_atomic_kernel.py_func)  # a new Kernel: no lane chosen yet
     src = np.arange(64, dtype=np.float32)
     dsts = [np.full(64, 10, np.float32) for _ in range(4)]
     barrier, errors = threading.Barrier(len(dsts)), []

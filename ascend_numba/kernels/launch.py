@@ -117,6 +117,31 @@ def _names_read(func: Callable) -> set[str]:
     return names
 
 
+_PACKAGE = __name__.split(".")[0] + "."
+
+
+def _names_read_with_helpers(func: Callable) -> set[str]:
+    """The names ``func`` reads (see :func:`_names_read`) and those its jitted helpers read (those
+    it names as globals); a primitive of this package under another name counts by its own."""
+    names, seen, todo = set(), set(), [func]
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        read = _names_read(f)
+        names |= read
+        for name in read:
+            helper = getattr(f.__globals__.get(name), "py_func", None)
+            if not isinstance(helper, pytypes.FunctionType):
+                continue
+            if helper.__module__.startswith(_PACKAGE):
+                names.add(helper.__name__)
+            else:
+                todo.append(helper)
+    return names
+
+
 def _constants_read(func: Callable) -> set[str]:
     """The declared constants ``func`` reads (by the globals its code names)."""
     return {n for n in _names_read(func) if isinstance(func.__globals__.get(n), KernelConstant)}
@@ -292,7 +317,9 @@ class Kernel:
         # SyncAll needs every lane resident at once: a kernel calling sync_all gets a launch that
         # runs each lane on a thread of its own (a helper calling it needs resident=True).
         self.resident = resident or bool({"sync_all", "ib_wait", "ib_set"} & _names_read(func))
-        self.atomics = bool(_ATOMIC_SETTERS & _names_read(func))  # sets a DMA atomic (a helper may, unnamed here)
+        # Sets a DMA atomic, itself or in a jitted helper; one reached otherwise (an overload, a
+        # module attribute) is found when typing the body for a plain Lane fails.
+        self.atomics = bool(_ATOMIC_SETTERS & _names_read_with_helpers(func))
         self._prints = any(n in PRINT_NAMES for n in _names_read(func))
         functools.update_wrapper(self, func)
 
