@@ -1,6 +1,7 @@
 """kprint and dump_tensor: whole lines per lane, in lane order, prefixed like the device's (a
 format's trailing newline ends its line; fp16 and bf16 tensors dump as values when their type is
-named); off at compile time; nothing for kernels that do not print."""
+named), from the kernel or its jitted helpers; off at compile time; nothing for kernels that do
+not print."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import numpy as np
 import pytest
 
 import ascend_numba as an
-from ascend_numba.kernels import alloc_buffer, contiguous_lane_range, data_copy, dump_tensor, kprint
+from ascend_numba._numba_compat.jit import jit
+from ascend_numba.kernels import alloc_buffer, contiguous_lane_range, data_copy, dump_tensor, kprint, sync_all
 from ascend_numba.kernels.lane import STATE_PRINT
 
 
@@ -67,6 +69,23 @@ def test_prints_made_before_a_failure_still_come_out(capfd):
     with pytest.raises(an.KernelError, match="ValueError: stop"):
         prints_then_raises.launch(np.zeros(8, np.float32), block_dim=2)
     assert capfd.readouterr().out.splitlines() == ["[block 0] lane 0 here", "[block 1] lane 1 here"]
+
+
+@jit
+def _report_then_wait(ctx):
+    kprint(ctx, "lane %d waits", ctx.block_idx)
+    sync_all(ctx)
+
+
+@an.kernel
+def calls_a_helper(ctx, x):
+    _report_then_wait(ctx)
+
+
+def test_a_jitted_helper_prints_and_syncs_with_nothing_declared(capfd):
+    # The launch reads the helpers the kernel names: its lanes get a print row and run resident.
+    calls_a_helper.launch(np.zeros(8, np.float32), block_dim=2)
+    assert capfd.readouterr().out.splitlines() == ["[block 0] lane 0 waits", "[block 1] lane 1 waits"]
 
 
 def test_a_kernel_without_prints_gets_no_print_rows():

@@ -314,13 +314,15 @@ class Kernel:
         self._arg_dtypes_passed: set = set()  # (constants, argument dtypes) that passed the check
         self._keys_seen: dict = {}  # a launch key, with its values' types -> its validated constants
         self._constants = _constants_read(func)
+        # What the kernel calls, itself or in the jitted helpers it names; a helper reached otherwise
+        # (an overload, a module attribute) is not seen here.
+        called = _names_read_with_helpers(func)
         # SyncAll needs every lane resident at once: a kernel calling sync_all gets a launch that
-        # runs each lane on a thread of its own (a helper calling it needs resident=True).
-        self.resident = resident or bool({"sync_all", "ib_wait", "ib_set"} & _names_read(func))
-        # Sets a DMA atomic, itself or in a jitted helper; one reached otherwise (an overload, a
-        # module attribute) is found when typing the body for a plain Lane fails.
-        self.atomics = bool(_ATOMIC_SETTERS & _names_read_with_helpers(func))
-        self._prints = any(n in PRINT_NAMES for n in _names_read(func))
+        # runs each lane on a thread of its own (a helper not seen here needs resident=True).
+        self.resident = resident or bool({"sync_all", "ib_wait", "ib_set"} & called)
+        # Sets a DMA atomic; one not seen here is found when typing the body for a plain Lane fails.
+        self.atomics = bool(_ATOMIC_SETTERS & called)
+        self._prints = any(n in PRINT_NAMES for n in called)  # lanes get a print buffer
         functools.update_wrapper(self, func)
 
     def __repr__(self) -> str:
@@ -531,10 +533,10 @@ def kernel(func: Callable | None = None, *, tiling_key: type | None = None, nrt:
 
     ``nrt=False`` compiles the body without Numba's reference counting: faster where arrays
     pass through many calls, for a body that allocates no array (``np.empty`` and the like
-    need it; UB comes from ``alloc_buffer``).  A kernel whose own code calls ``sync_all`` runs
-    its lanes all resident, each on a host thread of its own, as SyncAll needs (``block_dim``
-    at most the platform's vector cores); ``resident=True`` asks for that when only a helper
-    it calls does.
+    need it; UB comes from ``alloc_buffer``).  A kernel that calls ``sync_all``, itself or in a
+    jitted helper it names, runs its lanes all resident, each on a host thread of its own, as
+    SyncAll needs (``block_dim`` at most the platform's vector cores); ``resident=True`` asks for
+    that when the call is reached otherwise (an overload, a module attribute).
 
     ``mode``: ``"manual"`` (the kernel places its tiles and may double-buffer, as every shipped
     kernel does) or ``"auto"`` (PTO AUTO mode, seed 003): the kernel's source is linted when it

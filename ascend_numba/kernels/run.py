@@ -151,8 +151,8 @@ def raise_lane_error(state: np.ndarray, platform: Platform, lane: int | None = N
                           f"{state[lane, STATE_ERROR_DETAIL]} elements")
     if state[lane, STATE_ERROR] == ERR_SYNC_NOT_RESIDENT:
         raise KernelError(f"lane {lane}: sync_all (SyncAll) in a launch whose lanes are not all resident: call it "
-                          "in the kernel function itself (the launch looks for it there) or launch a kernel "
-                          "declared @kernel(resident=True)")
+                          "in the kernel function or a jitted helper it names (the launch looks for it there), "
+                          "or launch a kernel declared @kernel(resident=True)")
     if state[lane, STATE_ERROR] == ERR_SYNC_ABANDONED:
         raise KernelError(f"lane {lane}: sync_all (SyncAll) abandoned: {state[lane, STATE_ERROR_DETAIL]} lane(s) "
                           "ended without reaching it (on the device the launch hangs); every lane must call "
