@@ -20,8 +20,9 @@ from numba.extending import intrinsic
 
 from .._numba_compat.extending import python_twin
 
-__all__ = ["Lane", "AtomicLane", "TracedLane", "CheckedLane", "LANE_STATE_SLOTS", "STATE_UB_TOP", "STATE_ERROR",
-           "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM", "STATE_STREAMED",
+__all__ = ["Lane", "AtomicLane", "TracedLane", "CheckedLane", "is_plain_lane", "LANE_STATE_SLOTS", "STATE_UB_TOP",
+           "STATE_ERROR", "STATE_ERROR_DETAIL", "STATE_TTRANS_VECTOR", "STATE_TTRANS_SCALAR", "STATE_STREAM",
+           "STATE_STREAMED",
            "STATE_PRELOAD_PENDING",
            "STATE_PRELOAD", "STATE_GARBAGE", "STATE_BARRIER", "STATE_AUTO", "STATE_MOVED", "STATE_PRIMITIVE",
            "STATE_EXCEPTION", "STATE_PRINT", "STATE_MASK_COUNTER", "STATE_MASK_HIGH", "STATE_MASK_LOW", "MASK_START",
@@ -100,6 +101,12 @@ LANE_TYPES = {
     "checked": types.NamedTuple((_I64, _I64, _U64, _I64, _I64, _U64, _U64, _I64, _U64, _U64, _I64, _U64, _I64,
                                  _U64), CheckedLane),
 }
+
+
+def is_plain_lane(ctx_type) -> bool:
+    """Whether a lane context's Numba type is a plain :class:`Lane`: no trace, no checks, and GM
+    copies that never combine under a DMA atomic (an :class:`AtomicLane`'s do)."""
+    return isinstance(ctx_type, types.NamedTuple) and ctx_type.instance_class is Lane
 
 
 @intrinsic

@@ -41,7 +41,7 @@ from ...host.trace import DIR_SCALAR, EVENT
 from ..._numba_compat.extending import TypingError, overload
 from ..._numba_compat.jit import OVERLOAD_OPTIONS, jit
 from ..half import bf16_to_f32, f16_to_f32, f32_as_u32, f32_to_bf16, f32_to_f16, u32_as_f32
-from ..lane import STATE_ATOMIC, Lane, _address, _load_i64, _store_i64
+from ..lane import STATE_ATOMIC, _address, _load_i64, _store_i64, is_plain_lane
 from .context import address, trace_event, tracing
 from .element_bits import put_bits
 from .elements import canonical_nan
@@ -95,13 +95,9 @@ def atomic_on(ctx):
     raise NotImplementedError  # compiled only
 
 
-def _carries_atomics(ctx) -> bool:
-    return not (isinstance(ctx, types.NamedTuple) and ctx.instance_class is Lane)
-
-
 @overload(atomic_on, jit_options=OVERLOAD_OPTIONS)
 def _ov_atomic_on(ctx):
-    if not _carries_atomics(ctx):
+    if is_plain_lane(ctx):
         return lambda ctx: 0
     return lambda ctx: _load_i64(ctx.state_addr, STATE_ATOMIC)
 
@@ -112,7 +108,7 @@ def _require_atomic_lane(ctx):
 
 @overload(_require_atomic_lane, jit_options=OVERLOAD_OPTIONS)
 def _ov_require_atomic_lane(ctx):
-    if not _carries_atomics(ctx):
+    if is_plain_lane(ctx):
         raise TypingError(f"SetAtomicAdd / Max / Min / Type {NEEDS_ATOMIC_LANE}")
     return lambda ctx: None
 
@@ -264,7 +260,7 @@ def _clamped_atomic_copy(ctx, dst, dst_byte, src, src_byte, nbytes):
 
 @overload(atomic_bytes, jit_options=OVERLOAD_OPTIONS)
 def _ov_atomic_bytes(ctx, dst, dst_byte, src, src_byte, nbytes):
-    if not _carries_atomics(ctx):
+    if is_plain_lane(ctx):
         return lambda ctx, dst, dst_byte, src, src_byte, nbytes: None
     return _clamped_atomic_copy
 

@@ -70,7 +70,7 @@ from ..._numba_compat.extending import (
 )
 from ..._numba_compat.jit import JIT_OPTIONS, compile_linked_subroutine, jit
 from ..interpret import python_function
-from ..lane import Lane
+from ..lane import is_plain_lane
 from . import dma
 from .fusion_codegen import _pruned, _source
 # OPS: the ops a program may use, read through this module by the tests.
@@ -118,7 +118,7 @@ def _make_stub(program: Program, func):
         dtypes = {p: as_dtype(t.dtype).type for p, t in zip(program.params, args)
                   if program.roles.get(p) == "tile" and isinstance(t, types.Array)}
         # Fused in a plain Lane only: an AtomicLane's CopyOut combines with GM, as its copy primitives do.
-        fused = isinstance(ctx, types.NamedTuple) and ctx.instance_class is Lane
+        fused = is_plain_lane(ctx)
         fuse_value = bool(fuse.literal_value) if isinstance(fuse, types.Literal) else None
         key = (fused, fuse_value, tuple(sorted(static.items())),
                tuple(sorted((p, d.__name__) for p, d in dtypes.items())))
