@@ -187,6 +187,14 @@ def test_property_interpreted_equals_numpy_tile(problem):
     _same(got, ref)
 
 
+@pytest.mark.parametrize("shape, reps, dtype", [((8, 2160), (1, 1), np.uint8), ((2160,), (2,), np.float64)])
+def test_interpreted_build_path_adds_int32_offsets_to_addresses(shape, reps, dtype):
+    # Found by the property test above: the build path's 16 KiB copies test a GM address plus an
+    # int32 tiling offset for streaming, which overflowed in Python where the compiled sum widens.
+    x = _data(shape, dtype, seed=1)
+    _same(an.tile(x, reps, path="build", block_dim=1, interpret=True), np.tile(x, reps))
+
+
 def test_out_parameter_and_aliasing():
     x = _data((64, 48), np.int16)
     out = np.empty((128, 96), np.int16)

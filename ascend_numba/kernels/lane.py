@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import ctypes
 
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
@@ -187,7 +188,10 @@ def _address(typingctx, arr):
 
 @python_twin(_address)
 def _address_py(arr):
-    return arr.__array_interface__["data"][0]
+    # An int64, not a Python int: NumPy's weak promotion would narrow a Python int to the type of
+    # an int32 offset it is added to and overflow, where the compiled sum widens.  Addresses are
+    # below 2^63, so the value is the compiled uint64's.
+    return np.int64(arr.__array_interface__["data"][0])
 
 
 @intrinsic
