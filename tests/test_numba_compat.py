@@ -2,6 +2,7 @@
 ``import ascend_numba`` costs."""
 
 import ast
+import gc
 import json
 import pathlib
 import subprocess
@@ -102,6 +103,42 @@ def test_a_calling_convention_without_the_private_packer_is_one_clear_error(monk
 
     with pytest.raises(_numba_compat.NumbaCompatError, match=r"call by address.*supports numba .* pip install"):
         call_by_address(Context, None, None, None, (), [])
+
+
+def _threshold_probe(during: list):
+    """A function whose typing, which runs inside a compile, records the collector's thresholds."""
+    from ascend_numba._numba_compat.extending import overload
+
+    def probe():
+        raise NotImplementedError
+
+    @overload(probe)
+    def _ov_probe():
+        during.append(gc.get_threshold())
+        return lambda: 0
+
+    return compat_jit.jit(lambda: probe(), python=True, cache=False)
+
+
+@pytest.mark.skipif(compat_jit.uses_public_jit(), reason="plain numba.njit dispatchers compile as Numba does")
+def test_a_compile_collects_less_and_gives_the_callers_thresholds_back():
+    from numba.core.errors import TypingError
+
+    during = []
+    fails = compat_jit.jit(lambda x: x.no_such_attribute, python=True, cache=False)
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        assert _threshold_probe(during)() == 0
+        assert during == [compat_jit.COMPILE_GC_THRESHOLDS] and gc.get_threshold() == (700, 10, 10)
+        with pytest.raises(TypingError):
+            fails(1)
+        assert gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(50_000, 5, 5)  # never lowered
+        assert _threshold_probe(during)() == 0
+        assert during[-1] == (50_000, 10, 10) and gc.get_threshold() == (50_000, 5, 5)
+    finally:
+        gc.set_threshold(*before)
 
 
 def _run(code: str, **env) -> subprocess.CompletedProcess:
