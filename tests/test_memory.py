@@ -1,4 +1,8 @@
-"""The output pool: recycled result buffers (ascend_numba.memory)."""
+"""The output pool: recycled result buffers (ascend_numba.memory).
+
+A result goes back to the pool when its last reference goes (reference counting); the tests'
+young collections (``gc.collect(0)``) sweep a cycle a call may leave.  Full ones, in a test worker
+holding every kernel it compiled, made this file 18-20 s of CI time (2 s in a fresh process)."""
 
 import gc
 
@@ -41,7 +45,7 @@ def test_freed_result_is_reused(pool):
     first = memory.empty(BIG, np.float32)
     where = _address(first)
     del first
-    gc.collect()
+    gc.collect(0)
     before = an.output_pool_info()
     second = memory.empty(BIG, np.float32)
     after = an.output_pool_info()
@@ -55,7 +59,7 @@ def test_a_view_keeps_its_buffer_out_of_the_pool(pool):
     view = y[::3, 5:]
     expected = view.copy()
     del y
-    gc.collect()
+    gc.collect(0)
     z = an.tile(x + 1, (1024, 1))  # same size: must not land on the viewed buffer
     assert not np.shares_memory(z, view)
     assert np.array_equal(view, expected)
@@ -65,20 +69,20 @@ def test_small_results_bypass_the_pool(pool):
     before = an.output_pool_info()
     a = memory.empty((100,), np.float32)
     del a
-    gc.collect()
+    gc.collect(0)
     assert an.output_pool_info() == before
 
 
 def test_limit_zero_turns_pooling_off_and_frees_idle_buffers(pool):
     a = memory.empty(BIG, np.float32)
     del a
-    gc.collect()
+    gc.collect(0)
     assert an.output_pool_info()["held"] > 0
     an.output_pool_limit(0)
     assert an.output_pool_info()["held"] == 0
     b = memory.empty(BIG, np.float32)
     del b
-    gc.collect()
+    gc.collect(0)
     assert an.output_pool_info()["held"] == 0
 
 
@@ -87,11 +91,11 @@ def test_least_recently_returned_buffers_go_first(pool):
     a, b, c = (memory.empty((n, 1 << 20), np.uint8) for n in (4, 3, 5))
     addr_b = _address(b)
     del a
-    gc.collect()
+    gc.collect(0)
     del b
-    gc.collect()
+    gc.collect(0)
     del c  # 4 + 3 + 5 MB > 10 MB: the 4 MB buffer, returned first, is dropped
-    gc.collect()
+    gc.collect(0)
     assert an.output_pool_info()["held"] == 8 << 20
     again = memory.empty((3, 1 << 20), np.uint8)
     assert _address(again) == addr_b
@@ -101,7 +105,7 @@ def test_a_buffer_larger_than_the_limit_is_not_kept(pool):
     an.output_pool_limit(2 << 20)
     a = memory.empty(BIG, np.float32)
     del a
-    gc.collect()
+    gc.collect(0)
     assert an.output_pool_info()["held"] == 0
 
 
@@ -140,7 +144,7 @@ def test_ops_write_every_byte_of_a_recycled_result(pool):
             want = first.copy()
         first.view(np.uint8)[...] = 0xFF
         del first
-        gc.collect()
+        gc.collect(0)
         hits = an.output_pool_info()["hits"]
         again = make()
         assert an.output_pool_info()["hits"] > hits
