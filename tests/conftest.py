@@ -1,6 +1,14 @@
+import gc
 import os
 
 from hypothesis import HealthCheck, settings
+
+from ascend_numba._numba_compat.jit import COMPILE_GC_THRESHOLDS
+
+# A test worker holds every kernel it compiled, and a full collection walks all of it: at Python's
+# default thresholds the collector took 31-32 CPU s of each worker's run.  Young collections as
+# rare as during a compile, for the whole run.
+gc.set_threshold(*COMPILE_GC_THRESHOLDS)
 
 # CI runs a larger hypothesis budget than a quick local run; both are deterministic per seed.
 settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow],
