@@ -195,3 +195,58 @@ def test_the_measuring_command_names_a_bad_specialization(arg, message, capsys):
     with pytest.raises(SystemExit) as exit_:
         _main([arg])
     assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+# Two checked kernels on the same helpers: the second, compiled by a process that loaded the
+# helpers from the cache, must carry their rule functions into its own cache entry.
+_CHECKED_KERNELS = """
+import numpy as np
+
+from ascend_numba.kernels import alloc_buffer, data_copy, kernel
+
+
+@kernel(nrt=False)
+def copy(ctx, x, z):
+    a = alloc_buffer(ctx, 16, np.float32)
+    data_copy(ctx, a, 0, x, 0, 8)
+    data_copy(ctx, z, 0, a, 0, 8)
+
+
+@kernel(nrt=False)
+def copy_past_end(ctx, x, z):
+    a = alloc_buffer(ctx, 16, np.float32)
+    data_copy(ctx, a, 0, x, 0, 16)
+    data_copy(ctx, z, 0, a, 0, 8)
+"""
+
+_RUN_CHECKED = """
+import sys
+
+import numpy as np
+import ascend_numba as an
+import checked_kernels
+from ascend_numba.checked import dispatch
+
+x, z = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+try:
+    getattr(checked_kernels, sys.argv[1]).launch(x, z, block_dim=1, checked=True)
+    found = "none"
+except an.KernelCheckError as exc:
+    found = exc.rule
+compiled = sorted(dispatch._RULE_FUNCTIONS[slot][0].py_func.__name__ for slot in np.flatnonzero(dispatch.rule_table()))
+print(found, ",".join(compiled))
+"""
+
+
+def test_a_checked_kernel_compiles_and_loads_only_the_rules_it_reaches(tmp_path):
+    (tmp_path / "checked_kernels.py").write_text(_CHECKED_KERNELS)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
+
+    def run(name):
+        found, compiled = _python("-c", _RUN_CHECKED, name, env=env).stdout.split()
+        assert "check_transfer" in compiled.split(",") and "check_vector" not in compiled.split(",")
+        return found
+
+    assert run("copy") == "none"  # compiles the helpers
+    assert run("copy_past_end") == "gm-past-end"  # compiles a kernel on the helpers loaded from the cache
+    assert run("copy_past_end") == "gm-past-end"  # loads that kernel: its rule functions come with it

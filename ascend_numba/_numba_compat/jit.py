@@ -62,7 +62,7 @@ except ImportError:  # not POSIX: cache writes are not serialized across process
 
 __all__ = ["jit", "dispatcher", "JIT_OPTIONS", "OVERLOAD_OPTIONS", "TaggedCache", "compiled_code_digest",
            "KernelDispatcher", "LinkedLibrary", "compile_linked_subroutine", "function_address", "make_addressable",
-           "uses_public_jit", "argument_key"]
+           "uses_public_jit", "argument_key", "on_cache_load"]
 
 # error_model="numpy": x/0 gives inf/nan as on the device, not ZeroDivisionError.
 # No fastmath: results are compared bit for bit.
@@ -304,9 +304,14 @@ class _CacheImpl(CompileResultCacheImpl):
 
     def rebuild(self, target_context, payload):
         library = LinkedLibrary.rebuilt(target_context.codegen(), payload[0])
-        if library is None:
-            return super().rebuild(target_context, payload)
         _, fndesc, env, signature, objectmode, lifted, typeann, reload_init, referenced_envs = payload
+        if library is None:
+            cres = super().rebuild(target_context, payload)
+            # Numba runs a rebuilt result's reload hooks but leaves them off its library, so a
+            # caller compiled against it would not carry them into its own cache entry.
+            cres.library._reload_init.update(reload_init)
+            return cres
+        library._reload_init.update(reload_init)
         for fn in reload_init:
             fn()
         return compiler.CompileResult(
@@ -314,6 +319,13 @@ class _CacheImpl(CompileResultCacheImpl):
             environment=env, entry_point=target_context.get_executable(library, fndesc, env), fndesc=fndesc,
             type_annotation=typeann, signature=signature, objectmode=objectmode, lifted=lifted, typing_error=None,
             call_helper=None, metadata=None, reload_init=reload_init, referenced_envs=referenced_envs)
+
+
+def on_cache_load(context, hook) -> None:
+    """Codegen: call ``hook()`` whenever the code being lowered is loaded from the on-disk cache,
+    in any process, also as part of a caller that links it in (Numba's reload hooks: ``hook`` is
+    pickled by reference with the cache entry, and it may be called more than once)."""
+    context.active_code_library._reload_init.add(hook)
 
 
 _UNSAVABLE_INDEX = (AttributeError, ImportError, pickle.UnpicklingError, EOFError, TypeError, ValueError,

@@ -7,9 +7,11 @@ returns whether the primitive may run.  With a plain :class:`Lane` or a :class:`
 hook compiles to ``True`` and nothing else, so unchecked kernels pay nothing.  Rule functions
 take scalars (addresses and sizes), never arrays: see :mod:`ascend_numba.kernels.lane`.
 
-A checked lane calls them through its rule table (the addresses of every rule function,
-compiled once for every kernel) rather than linking them in: a linked-in rule function is
-optimized again inside each kernel's module (it doubled a checked Tile kernel's cold compile).
+A checked lane calls them through its rule table (their addresses) rather than linking them
+in: a linked-in rule function is optimized again inside each kernel's module (it doubled a
+checked Tile kernel's cold compile).  A rule function is compiled when a kernel that calls it is
+compiled, or loaded from the on-disk cache: a checked launch compiles the rules its kernel
+reaches, not all of them (together about 18 CPU s).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from numba.extending import intrinsic
 
 from .._numba_compat.call import call_by_address
 from .._numba_compat.extending import cgutils, overload, python_twin
-from .._numba_compat.jit import OVERLOAD_OPTIONS, function_address, jit, make_addressable
+from .._numba_compat.jit import OVERLOAD_OPTIONS, function_address, jit, make_addressable, on_cache_load
 from ..kernels.interpret import python_function
 from ..kernels.lane import LANE_TYPES, CheckedLane
 from . import report  # as a module: the primitives it reaches import this one while it loads
@@ -40,9 +42,11 @@ def _is_checked(ctx_type) -> bool:
 
 
 # Every rule function, in the order the primitives' modules register them: its index is its slot
-# in the rule table a checked lane carries.
+# in the rule table a checked lane carries, the address of its compiled code or 0 until a kernel
+# that calls it is compiled or loaded.
 _RULE_FUNCTIONS: list = []
-_RULE_TABLES: dict = {}  # rule function count -> the table of their addresses
+MAX_RULES = 256
+_RULE_TABLE = np.zeros(MAX_RULES, np.uint64)
 
 
 def _rule_arg_types(rule) -> tuple:
@@ -58,9 +62,11 @@ def checked_rule(rule):
     rule's answer; in any other lane it is True and compiles to nothing."""
     make_addressable(rule)
     slot = len(_RULE_FUNCTIONS)
+    if slot == MAX_RULES:
+        raise RuntimeError(f"checked mode's rule table holds {MAX_RULES} rule functions: raise dispatch.MAX_RULES")
     argtys = _rule_arg_types(rule)
-    _RULE_FUNCTIONS.append((rule, argtys))
-    call = _rule_caller(argtys)
+    _RULE_FUNCTIONS.append((rule, argtys, functools.partial(_compile_rule, slot)))
+    call = _rule_caller(argtys, slot)
 
     def hook(ctx, *args):
         raise NotImplementedError  # compiled only
@@ -75,16 +81,29 @@ def checked_rule(rule):
     return hook
 
 
-def _rule_caller(argtys: tuple):
-    """An intrinsic calling the rule function at ``table[slot]`` compiled for ``(ctx, *argtys)``,
-    each argument converted to its declared type; returns the rule's bool."""
+def _compile_rule(slot: int) -> None:
+    """Compile (or load) the rule function in ``slot`` for a checked lane and put its address in
+    the table, unless it is there."""
+    if _RULE_TABLE[slot] == 0:
+        rule, argtys, _ = _RULE_FUNCTIONS[slot]
+        sig = (LANE_TYPES["checked"], *argtys)
+        rule.compile(types.boolean(*sig))  # the type the callers read the answer as
+        _RULE_TABLE[slot] = function_address(rule.overloads[sig])
+
+
+def _rule_caller(argtys: tuple, rule_slot: int):
+    """An intrinsic calling the rule function in ``rule_slot`` (at ``table[slot]``), compiled for
+    ``(ctx, *argtys)``, each argument converted to its declared type; returns the rule's bool.
+    Typing a call compiles the rule function; loading the caller from the cache loads it."""
     @intrinsic
     def call_rule(typingctx, table, slot, ctx, args):
         if not isinstance(args, types.BaseTuple) or len(args) != len(argtys):
             return None
         sig_args = (ctx, *argtys)
+        _compile_rule(rule_slot)
 
         def codegen(context, builder, signature, llargs):
+            on_cache_load(context, _RULE_FUNCTIONS[rule_slot][2])
             table_ptr = builder.inttoptr(llargs[0], cgutils.intp_t.as_pointer())
             address = builder.load(builder.gep(table_ptr, [llargs[1]]))
             values = [llargs[2]] + [context.cast(builder, v, t, want) for v, t, want in
@@ -103,18 +122,9 @@ def _rule_caller(argtys: tuple):
 
 
 def rule_table() -> np.ndarray:
-    """The addresses of every rule function compiled for a checked lane (compiled, or loaded from
-    the on-disk cache, on the first checked launch of the process)."""
-    table = _RULE_TABLES.get(len(_RULE_FUNCTIONS))
-    if table is None:
-        addresses = []
-        for rule, argtys in _RULE_FUNCTIONS:
-            sig = (LANE_TYPES["checked"], *argtys)
-            rule.compile(types.boolean(*sig))  # the type the callers read the answer as
-            cres = rule.overloads[sig]
-            addresses.append(function_address(cres))
-        table = _RULE_TABLES[len(_RULE_FUNCTIONS)] = np.array(addresses, np.uint64)
-    return table
+    """The addresses of the rule functions compiled for a checked lane, by slot (0 for one no
+    kernel of the process calls); compiling or loading a kernel fills its rules' slots in."""
+    return _RULE_TABLE
 
 
 @jit(always_inline=True)
