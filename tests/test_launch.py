@@ -229,3 +229,34 @@ def test_a_declared_constant_left_unbound_is_a_clear_error():
         reads_a_declared_constant.launch(x, block_dim=1)
     reads_a_declared_constant.launch(x, block_dim=1, datatype={"UNBOUND": 1})
     assert x[0] == 1
+
+
+@kernel(outputs=("out",))
+def scalars_to_gm(ctx, out, flag, small, big, single, double, tiny):
+    out[0] = np.float64(flag)
+    out[1] = np.float64(small)
+    out[2] = np.float64(big)
+    out[3] = np.float64(single)
+    out[4] = double
+    out[5] = np.float64(tiny)
+
+
+@pytest.mark.parametrize("interpret", [False, True], ids=["compiled", "interpreted"])
+def test_scalar_arguments_of_every_width_reach_the_body_exactly(interpret):
+    # The entry unpacks scalars from their bits in the payload (kernels.entry).
+    values = (True, -7, np.uint64(2**63 + 4096), np.float32(1.0000001), -0.0, np.int8(-128))
+    out = np.full(6, np.nan)
+    scalars_to_gm.launch(out, *values, block_dim=1, interpret=interpret)
+    assert out.tobytes() == np.array([np.float64(v) for v in values]).tobytes()
+
+
+def test_one_launcher_serves_kernels_of_any_argument_types():
+    # The launchers take the payload and the entry's address, never the arguments' types.
+    from ascend_numba.kernels.launchers import launch_lanes
+
+    x = np.arange(64, dtype=np.float32)
+    an.tile(x, (2,))
+    compiled = len(launch_lanes.overloads)
+    an.tile(x.astype(np.int8).reshape(8, 8), (3, 1, 2))
+    scalars_to_gm.launch(np.zeros(6), True, 1, 2, 3.0, 4.0, 5, block_dim=2)
+    assert len(launch_lanes.overloads) == compiled

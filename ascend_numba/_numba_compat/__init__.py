@@ -28,6 +28,10 @@ Private symbols in use, what for, and what happens without them ("public": the f
   payload tuple read by position) and ``compiler.CompileResult``: the on-disk cache keyed by the
   digest of every file compiled code depends on, link-only helpers rebuilt from it, writes locked
   across processes.  Public (no disk cache); an entry that cannot be rebuilt is a cache miss.
+* ``CodeLibrary._reload_init`` (Numba's reload hooks, carried by a library to the callers that
+  link it in and run when a cached result is rebuilt): a checked rule function compiled with the
+  first kernel that calls it and loaded with that kernel from the cache (:func:`.jit.on_cache_load`).
+  Public (no disk cache); error on the private path.
 * ``numba.core.bytecode.FunctionIdentity._unique_ids`` replaced by random ids: the per-process
   counter gave two different functions of one name and argument types, first compiled in two
   processes, one symbol, and a process loading both from the cache ran one for the other
@@ -37,7 +41,10 @@ Private symbols in use, what for, and what happens without them ("public": the f
   the kernel being lowered.  Public (``context.compile_subroutine``).
 * ``BaseCallConv.get_function_type``, ``BaseCallConv._get_arg_packer``,
   ``context.get_returned_value``, ``context.make_array``: :func:`.call.call_by_address`, the
-  launchers calling a kernel body and a checked lane calling its rules by address.  Error.
+  launchers calling a kernel body's entry, the entry the body and a checked lane its rules by
+  address.  Error.
+* ``numba.np.arrayobj.populate_array``: a kernel body's entry making its array arguments
+  (:func:`.call.array_value`).  Error.
 * ``numba.core.cgutils``, ``numba.core.errors``, ``numba.core.imputils.lower_builtin``,
   ``numba.core.typing.templates``, ``numba.core.event``, ``numba.core.compiler.Flags``,
   ``numba.np.numpy_support``: intrinsics, overloads, the vector programs' typing and lowering,

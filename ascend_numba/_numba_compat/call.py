@@ -1,20 +1,67 @@
 """The one call-by-address intrinsic: compiled code calling a Numba-compiled function whose
-machine code is at an address known only at run time (a kernel body from the shared launchers,
-a checked rule from the lane's rule table).
+machine code is at an address known only at run time (a kernel body's entry from the shared
+launchers, a kernel body from its entry, a checked rule from the lane's rule table).
 
 The callee is called with Numba's own calling convention (a return slot, an exception slot and
 the arguments flattened by Numba's argument packer), which is what Numba's private
 ``BaseCallConv._get_arg_packer`` and ``get_function_type`` describe; nothing else here knows it.
+An argument of type :class:`CompileTimeTypes` flattens to nothing, so a function compiled with
+one is called by address as if it had not got it.
 """
 
 from __future__ import annotations
 
+from llvmlite import ir
 from numba import types
 from numba.core import cgutils
+from numba.extending import models, register_model
 
 from . import NumbaCompatError, private_api_message
 
-__all__ = ["call_by_address", "borrowed", "raised_exception"]
+__all__ = ["call_by_address", "raised_exception", "CompileTimeTypes", "array_value"]
+
+
+class CompileTimeTypes(types.Type):
+    """An argument that exists only while compiling: it carries ``held`` (a tuple of Numba types)
+    to the callee's typing and takes no machine argument."""
+
+    def __init__(self, held: tuple):
+        self.held = tuple(held)
+        super().__init__(name=f"CompileTimeTypes{self.held}")
+
+
+@register_model(CompileTimeTypes)
+class _NoArgumentModel(models.DataModel):
+    # As Numba's model for an omitted argument, with an empty value for the local variable.
+    def get_value_type(self):
+        return ir.LiteralStructType([])
+
+    def get_data_type(self):
+        return ir.LiteralStructType([])
+
+    def get_argument_type(self):
+        return ()
+
+    def as_argument(self, builder, value):
+        return ()
+
+    def from_argument(self, builder, value):
+        return ir.Constant(self.get_value_type(), None)
+
+
+def array_value(context, builder, aryty, data, shape, strides):
+    """Codegen: an array of type ``aryty`` over the memory at ``data`` (an i64 address) with
+    ``shape`` and ``strides`` (lists of i64 values), without a reference count (its meminfo null:
+    whoever made the memory holds it for the whole call)."""
+    from numba.np.arrayobj import populate_array
+
+    ary = context.make_array(aryty)(context, builder)
+    try:
+        populate_array(ary, data=builder.inttoptr(data, ary.data.type), shape=list(shape), strides=list(strides),
+                       itemsize=context.get_abi_sizeof(context.get_data_type(aryty.dtype)), meminfo=None)
+    except (AttributeError, TypeError) as exc:
+        raise NumbaCompatError(private_api_message("Numba's array structure (populate_array)", exc)) from None
+    return ary._getvalue()
 
 
 def call_by_address(context, builder, address, restype, argtys, values, *, exception=False):
@@ -66,15 +113,3 @@ def raised_exception(address: int) -> BaseException | None:
         return cls(*(args or ()))
     except Exception:  # noqa: BLE001 - a record this Numba lays out differently: no details
         return None
-
-
-def borrowed(context, builder, ty, value):
-    """An array value passed on without its reference count (its meminfo null): the caller holds
-    the array for the whole call, and every array passed between compiled functions would
-    otherwise cost an atomic increment and decrement of a count all lanes share."""
-    if not isinstance(ty, types.Array):
-        return value
-    ary = context.make_array(ty)(context, builder, value=value)
-    ary.meminfo = cgutils.get_null_value(ary.meminfo.type)
-    return ary._getvalue()
-

@@ -47,7 +47,7 @@ from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
-from . import check_numba_version, public_jit_forced
+from . import NumbaCompatError, check_numba_version, private_api_message, public_jit_forced
 
 try:
     from numba._dispatcher import compute_fingerprint as _compute_fingerprint
@@ -325,7 +325,12 @@ def on_cache_load(context, hook) -> None:
     """Codegen: call ``hook()`` whenever the code being lowered is loaded from the on-disk cache,
     in any process, also as part of a caller that links it in (Numba's reload hooks: ``hook`` is
     pickled by reference with the cache entry, and it may be called more than once)."""
-    context.active_code_library._reload_init.add(hook)
+    try:
+        context.active_code_library._reload_init.add(hook)
+    except AttributeError as exc:
+        if uses_public_jit():
+            return  # no on-disk cache to load from
+        raise NumbaCompatError(private_api_message("Numba's reload hooks (CodeLibrary._reload_init)", exc)) from None
 
 
 _UNSAVABLE_INDEX = (AttributeError, ImportError, pickle.UnpicklingError, EOFError, TypeError, ValueError,

@@ -25,12 +25,13 @@ __all__ = ["run_checked", "MAX_CHECKED_LANES"]
 MAX_CHECKED_LANES = 32766  # a GM byte's owner: a uint16 of 2 marks a lane (plain, atomic) and 2 markers
 
 
-def run_checked(body, block_dim, platform, gm_args, tiling, address, state, trace, ub, barrier,
+def run_checked(body, block_dim, platform, gm_args, call, state, trace, ub, barrier,
                 arg_names: tuple = (), scratch: tuple = (), outputs: tuple = (), fresh: tuple = (),
                 gm_padding: "bool | str" = False):
-    """Run a checked body's lanes (``ub``: the UB pool, or one row per lane for a resident body
-    synchronizing on ``barrier``) and raise KernelCheckError for the first violation, after
-    putting back every GM byte the lanes wrote except in the arguments named in ``scratch``
+    """Run a checked body's lanes (``call``: the body bound to ``gm_args``, see ``KernelBody.bind``;
+    ``ub``: the UB pool, or one row per lane for a resident body synchronizing on ``barrier``) and
+    raise KernelCheckError for the first violation, after putting back every GM byte the lanes
+    wrote except in the arguments named in ``scratch``
     (fresh outputs the caller drops on failure).  Also raised when the lanes are done: garbage
     left in a GM tensor (gm-write-garbage), a byte of an argument named in ``outputs`` that no
     lane wrote (gm-output-unwritten).  Reads of unwritten bytes of the arguments named in
@@ -49,13 +50,14 @@ def run_checked(body, block_dim, platform, gm_args, tiling, address, state, trac
         if body.resident:
             shadow = np.zeros((block_dim, shadow_bytes(platform.ub_size)), np.uint8)
             run_resident(launcher(body, run_resident_lane_checked), block_dim, ub,
-                         (platform.block_bytes, state, trace, check, (table, rules), gm_args, tiling, address,
+                         (platform.block_bytes, state, trace, check, (table, rules), call[2], call[0], call[1],
                           barrier), shadow)
         else:
             shadow, first_epoch = CHECK_MAPS.shadow(shadow_bytes(platform.ub_size))
             CHECK_MAPS.epoch = 0  # until the launch says how many lanes ran: the next one clears
             ran = launcher(body, launch_lanes_checked)(block_dim, ub, platform.block_bytes, state, trace, check,
-                                                       shadow, first_epoch, (table, rules), gm_args, tiling, address)
+                                                       shadow, first_epoch, (table, rules), call[2], call[0],
+                                                       call[1])
             CHECK_MAPS.epoch = (first_epoch + ran) % 255
         failed = np.flatnonzero(check[:, CHECK_RULE])
         broken = failed.size or state[:, STATE_ERROR].any()

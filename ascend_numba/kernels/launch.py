@@ -53,6 +53,7 @@ from .primitives.atomic import NEEDS_ATOMIC_LANE
 from .primitives.dma import ELEMENT_TYPE_MISMATCH
 from .interpret import interpreting, python_function
 from .lane import LANE_TYPES
+from .entry import entry_signature, kernel_entry, payload_packer
 from .launchers import body_signature
 from .primitives.debug import PRINT_NAMES, prints_enabled
 from .run import PreparedLaunch, run_launch
@@ -218,16 +219,17 @@ class KernelBody:
         self.prints = prints  # compiled with kprint / dump_tensor on: its launches get print rows
         self.resident = resident  # every lane on a thread of its own (the kernel calls sync_all)
         self.auto = auto  # an AUTO-mode kernel: checked launches apply the AUTO rules too
-        self._addresses: dict[tuple, int] = {}
+        self._entries: dict[tuple, tuple] = {}  # argument key -> (entry address, body address, packer)
         # The context type the body compiles for (lane.LANE_TYPES): a plain body gets an AtomicLane
         # only when it sets a DMA atomic, named in the kernel's code or found while typing it.
         self._lane = "atomic" if mode == "plain" and atomics else mode
 
-    def address(self, gm_args: tuple, tiling: np.ndarray | None) -> int:
-        """The compiled body's address for these GM arguments (compiled, or loaded from the
-        on-disk cache, on first use)."""
+    def bind(self, gm_args: tuple, tiling: np.ndarray | None) -> tuple:
+        """``(entry, body, payload)`` for the launchers: the addresses of the body compiled for
+        these GM arguments (compiled, or loaded from the on-disk cache, on first use) and of its
+        entry, and the payload the entry unpacks (see :mod:`.entry`)."""
         key = _arg_key(gm_args)
-        found = self._addresses.get(key)
+        found = self._entries.get(key)
         if found is None:
             record = types.none if tiling is None else numba.typeof(tiling).dtype
             args = numba.typeof(gm_args)
@@ -245,8 +247,12 @@ class KernelBody:
             cres = self.dispatcher.overloads[sig]
             if cres.signature.return_type != types.none:
                 raise TypeError(f"kernel {self.dispatcher.py_func.__name__} returns a value; kernels return nothing")
-            found = self._addresses[key] = function_address(cres)
-        return found
+            entry_sig = entry_signature(sig)
+            kernel_entry.compile(entry_sig)
+            found = self._entries[key] = (function_address(kernel_entry.overloads[entry_sig]), function_address(cres),
+                                          payload_packer(sig))
+        entry, body, pack = found
+        return entry, body, pack(gm_args, tiling)
 
     def _compile(self, sig) -> Exception | None:
         """Compile (or load) ``sig``; the exception that stopped it, outside its handler, so a
@@ -277,8 +283,8 @@ class InterpretedBody(KernelBody):
         super().__init__(None, mode, resident, auto, prints)
         self.function = function
 
-    def address(self, gm_args: tuple, tiling: np.ndarray | None):
-        return self.function
+    def bind(self, gm_args: tuple, tiling: np.ndarray | None) -> tuple:
+        return 0, self.function, (gm_args, None if tiling is None else tiling[0])
 
 
 class Kernel:

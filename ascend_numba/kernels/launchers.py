@@ -1,12 +1,13 @@
 """The launchers: compiled code that runs a kernel body on its lanes (plain, traced, checked,
 resident), shared by every kernel.
 
-A launcher builds each lane's context (:mod:`.lane`) and calls the kernel body through its
-address.  Calling through an address keeps the body's code out of the launcher's LLVM module: a
-direct call would link the whole kernel in and optimize and generate it a second time
-(measured: 5.3 of a Tile kernel's 17.8 CPU seconds, before the other savings).  The launchers
-are compiled once per argument types and cached like everything else.  In interpret mode they
-run as Python (:func:`launcher`).
+A launcher builds each lane's context (:mod:`.lane`) and calls the body's entry through its
+address (:mod:`.entry`), on the launch's payload.  Calling through an address keeps the body's
+code out of the launcher's LLVM module: a direct call would link the whole kernel in and optimize
+and generate it a second time (measured: 5.3 of a Tile kernel's 17.8 CPU seconds, before the other
+savings).  The payload and the addresses are the same types for every kernel, so each launcher
+is compiled once per kind of lane and cached like everything else.  In interpret mode they run as
+Python (:func:`launcher`).
 """
 
 from __future__ import annotations
@@ -16,16 +17,15 @@ import threading
 import numba
 import numpy as np
 from numba import get_thread_id, prange, types
-from numba.extending import intrinsic
 
 from ..checked.pipeline import check_pipe_end
 from ..checked.rules import CHECK_RULE
 from ..host.trace import EVENT_FIELDS, TRACE_EVENTS
-from .._numba_compat.call import borrowed, call_by_address
-from .._numba_compat.extending import TypingError, cgutils, overload, python_twin
+from .._numba_compat.extending import overload
 from .._numba_compat.jit import OVERLOAD_OPTIONS, jit
-from .interpret import python_function, run_python
-from .lane import ERR_LANE_RAISED, LANE_TYPES, PIPE_TABLE_BYTES, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, \
+from .entry import call_entry
+from .interpret import python_function
+from .lane import ERR_LANE_RAISED, PIPE_TABLE_BYTES, STATE_ERROR, STATE_ERROR_DETAIL, STATE_EXCEPTION, \
     CheckedLane, Lane, TracedLane, _address
 from .primitives.sync import barrier_finish, barrier_wait_turn
 
@@ -72,17 +72,6 @@ def _make_checked_lane(i, block_dim, ub, block_bytes, state, trace, check, shado
                        np.int64(table.shape[0]), _address(rules))
 
 
-def _tiling_record(tiling):
-    raise NotImplementedError  # compiled only
-
-
-@overload(_tiling_record, jit_options=OVERLOAD_OPTIONS)
-def _ov_tiling_record(tiling):
-    if isinstance(tiling, types.NoneType):
-        return lambda tiling: None
-    return lambda tiling: tiling[0]
-
-
 def _canonical(t):
     # Read-only and unaligned arrays have the same data model: one body serves them all.
     if isinstance(t, types.Array):
@@ -95,33 +84,6 @@ def body_signature(ctx, args, tiling) -> tuple:
     scalars (``args``, a tuple type), and the tiling record unless ``tiling`` is none."""
     tail = () if isinstance(tiling, types.NoneType) else (tiling,)
     return (ctx, *(_canonical(t) for t in args.types), *tail)
-
-
-@intrinsic
-def _call_body(typingctx, addr, ctx, args, tiling):
-    """Call the kernel body compiled for ``body_signature(ctx, args, tiling)`` at ``addr``;
-    returns its status (0, or the code of an exception it raised) and the address of the
-    exception's record."""
-    if ctx not in LANE_TYPES.values():
-        raise TypingError(f"not a lane context type: {ctx}")
-    argtys = body_signature(ctx, args, tiling)
-
-    def codegen(context, builder, signature, llargs):
-        values = [llargs[1], *cgutils.unpack_tuple(builder, llargs[2])]
-        if len(argtys) > len(values):
-            values.append(llargs[3])
-        # The GM tensors reach the body without a reference count, like UB views.
-        values = [borrowed(context, builder, ty, value) for ty, value in zip(argtys, values)]
-        status, _, exception = call_by_address(context, builder, llargs[0], types.none, argtys, values,
-                                               exception=True)
-        status = builder.sext(status, cgutils.intp_t)
-        return context.make_tuple(builder, signature.return_type, [status, exception])
-
-    return types.UniTuple(types.int64, 2)(addr, ctx, args, tiling), codegen
-
-
-# Interpret mode: the "address" is the interpreted body itself.
-python_twin(_call_body)(run_python)
 
 
 @jit
@@ -142,7 +104,7 @@ def _lane_raised(state_row, result):
 
 
 @jit(python=True, parallel=True)
-def launch_lanes(block_dim, threads, ub_pool, block_bytes, state, trace, args, tiling, body_addr):
+def launch_lanes(block_dim, threads, ub_pool, block_bytes, state, trace, payload, entry, body):
     """Run lanes 0..block_dim-1 on ``threads`` host threads (``kernels.threads`` chooses, and sets
     Numba's count to it), each lane on the UB of the thread running it: one thread runs them in
     order on the calling thread, with no parallel region.  Returns the first lane that failed
@@ -150,14 +112,14 @@ def launch_lanes(block_dim, threads, ub_pool, block_bytes, state, trace, args, t
     if threads <= 1:
         for i in range(block_dim):
             ctx = _make_lane(i, block_dim, ub_pool[0], block_bytes, state[i], trace)
-            _lane_raised(state[i], _call_body(body_addr, ctx, args, _tiling_record(tiling)))
+            _lane_raised(state[i], call_entry(entry, ctx, payload, body))
         return _first_failed(state)
     per_thread = (block_dim + threads - 1) // threads
     for k in prange(per_thread * threads):
         i = _interleaved_lane(k, per_thread, threads)
         if i < block_dim:
             ctx = _make_lane(i, block_dim, ub_pool[get_thread_id()], block_bytes, state[i], trace)
-            _lane_raised(state[i], _call_body(body_addr, ctx, args, _tiling_record(tiling)))
+            _lane_raised(state[i], call_entry(entry, ctx, payload, body))
     return _first_failed(state)
 
 
@@ -174,11 +136,10 @@ def _first_failed(state):
 # the first violation is always the same one, and the launch stops at the lane that found it.
 
 @jit(python=True)
-def launch_lanes_checked(block_dim, ub_pool, block_bytes, state, trace, check, shadow, first_epoch, regions, args,
-                          tiling, body_addr):
+def launch_lanes_checked(block_dim, ub_pool, block_bytes, state, trace, check, shadow, first_epoch, regions, payload,
+                         entry, body):
     """Run lanes 0..block_dim-1 one after another, stopping at the first that broke a rule;
     returns how many ran."""
-    record = _tiling_record(tiling)
     for i in range(block_dim):
         # Each lane marks the shadow with its own epoch, so what earlier lanes (of this launch or
         # an earlier one: the shadow is pooled) wrote reads as unwritten; the shadow is cleared
@@ -188,7 +149,7 @@ def launch_lanes_checked(block_dim, ub_pool, block_bytes, state, trace, check, s
             shadow[:] = 0
         ctx = _make_checked_lane(i, block_dim, ub_pool[0], block_bytes, state[i], trace, check, shadow, epoch,
                                  regions)
-        _lane_raised(state[i], _call_body(body_addr, ctx, args, record))
+        _lane_raised(state[i], call_entry(entry, ctx, payload, body))
         check_pipe_end(ctx)
         if check[i, CHECK_RULE] != 0 or state[i, STATE_ERROR] != 0:
             return i + 1
@@ -199,19 +160,19 @@ def launch_lanes_checked(block_dim, ub_pool, block_bytes, state, trace, check, s
 # SyncAll needs on the device), each with its own UB; the threads run these without the GIL.
 
 @jit(python=True, nogil=True)
-def run_resident_lane(i, block_dim, ub, block_bytes, state, trace, args, tiling, body_addr, barrier):
+def run_resident_lane(i, block_dim, ub, block_bytes, state, trace, payload, entry, body, barrier):
     ctx = _make_lane(i, block_dim, ub, block_bytes, state[i], trace)
-    _lane_raised(state[i], _call_body(body_addr, ctx, args, _tiling_record(tiling)))
+    _lane_raised(state[i], call_entry(entry, ctx, payload, body))
     barrier_finish(_address(barrier), i, False)
 
 
 @jit(python=True, nogil=True)
-def run_resident_lane_checked(i, block_dim, ub, block_bytes, state, trace, check, shadow, regions, args, tiling,
-                               body_addr, barrier):
+def run_resident_lane_checked(i, block_dim, ub, block_bytes, state, trace, check, shadow, regions, payload, entry,
+                              body, barrier):
     # One lane at a time, in index order from barrier to barrier (see primitives.sync).
     barrier_wait_turn(_address(barrier), i)
     ctx = _make_checked_lane(i, block_dim, ub, block_bytes, state[i], trace, check, shadow, 1, regions)
-    _lane_raised(state[i], _call_body(body_addr, ctx, args, _tiling_record(tiling)))
+    _lane_raised(state[i], call_entry(entry, ctx, payload, body))
     check_pipe_end(ctx)
     barrier_finish(_address(barrier), i, True)
 

@@ -59,9 +59,9 @@ class PreparedLaunch:
             return run_launch(body, self.block_dim, self.platform, gm_args, self.tiling)
         state = self.state_rows.copy()
         threads = launch_threads(self.block_dim, self.gm_bytes)
+        entry, address, payload = body.bind(gm_args, self.tiling)
         failed = on_threads(launch_lanes, self.block_dim, threads, UB_POOL.get(self.platform.ub_size),
-                            self.platform.block_bytes, state, None, gm_args, self.tiling,
-                            body.address(gm_args, self.tiling))
+                            self.platform.block_bytes, state, None, payload, entry, address)
         if failed >= 0:
             raise_lane_error(state, self.platform, failed)
         return state
@@ -84,7 +84,7 @@ def run_launch(body: "KernelBody", block_dim: int, platform: Platform, gm_args: 
     ``scratch``, ``outputs``, ``fresh`` and ``gm_padding`` are its)."""
     if body.interpreted and tiling is not None:
         tiling = tiling.view(np.recarray)  # Python reads the record's fields as attributes
-    address = body.address(gm_args, tiling)
+    call = body.bind(gm_args, tiling)
     gm_bytes = sum(a.nbytes for a in gm_args if isinstance(a, np.ndarray))
     state = _lane_state(block_dim, gm_bytes)
     prints = None
@@ -92,15 +92,16 @@ def run_launch(body: "KernelBody", block_dim: int, platform: Platform, gm_args: 
         prints = np.zeros((block_dim, KERNEL_PRINT_WORDS), np.int64)
         state[:, STATE_PRINT] = prints.ctypes.data + np.arange(block_dim, dtype=np.int64) * prints.strides[0]
     try:
-        return _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, gm_bytes, trace_name,
+        return _run_lanes(body, block_dim, platform, gm_args, tiling, call, state, gm_bytes, trace_name,
                           trace_info, (arg_names, scratch, outputs, fresh, gm_padding))
     finally:
         flush_prints(prints)  # what the lanes printed, lane by lane, also when the launch failed
 
 
-def _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, gm_bytes, trace_name, trace_info,
+def _run_lanes(body, block_dim, platform, gm_args, tiling, call, state, gm_bytes, trace_name, trace_info,
                checked_args):
-    """:func:`run_launch`'s lanes, with the state rows made."""
+    """:func:`run_launch`'s lanes, with the state rows made; ``call``: the body bound to the
+    arguments (``KernelBody.bind``)."""
     capacity = TRACE_CAPACITY if trace_name else 0
     trace = np.zeros((block_dim, trace_row_length(capacity)), np.int64) if body.mode != "plain" else None
     barrier = None
@@ -114,14 +115,15 @@ def _run_lanes(body, block_dim, platform, gm_args, tiling, address, state, gm_by
         if body.interpreted:
             ub = ub[:1]  # one host thread: the lanes in lane order
     if body.mode == "checked":
-        run_checked(body, block_dim, platform, gm_args, tiling, address, state, trace, ub, barrier, *checked_args)
+        run_checked(body, block_dim, platform, gm_args, call, state, trace, ub, barrier, *checked_args)
     elif body.resident:
         run_resident(launcher(body, run_resident_lane), block_dim, ub,
-                     (platform.block_bytes, state, trace, gm_args, tiling, address, barrier))
+                     (platform.block_bytes, state, trace, call[2], call[0], call[1], barrier))
     else:
         threads = 1 if body.interpreted else launch_threads(block_dim, gm_bytes)
-        on_threads(launcher(body, launch_lanes), block_dim, threads, ub, platform.block_bytes, state, trace, gm_args,
-                   tiling, address)
+        entry, address, payload = call
+        on_threads(launcher(body, launch_lanes), block_dim, threads, ub, platform.block_bytes, state, trace, payload,
+                   entry, address)
     raise_lane_error(state, platform)
     if trace_name:
         return LaunchTrace(trace_name, platform, trace, state, dict(trace_info or {}))
