@@ -250,3 +250,17 @@ def test_a_checked_kernel_compiles_and_loads_only_the_rules_it_reaches(tmp_path)
     assert run("copy") == "none"  # compiles the helpers
     assert run("copy_past_end") == "gm-past-end"  # compiles a kernel on the helpers loaded from the cache
     assert run("copy_past_end") == "gm-past-end"  # loads that kernel: its rule functions come with it
+
+
+def test_without_reload_hooks_the_first_checked_launch_compiles_every_rule(monkeypatch):
+    # Numba 0.60's libraries do not carry reload hooks: a kernel loaded from the cache could not
+    # bring its rules, so the table is filled whole.
+    from ascend_numba.checked import dispatch
+
+    asked = []
+    monkeypatch.setattr(dispatch, "carries_reload_hooks", lambda: False)
+    monkeypatch.setattr(dispatch, "_RULE_TABLE", dispatch._RULE_TABLE.copy())
+    monkeypatch.setattr(dispatch, "_compile_rule", asked.append)
+    dispatch._RULE_TABLE[0] = 0
+    dispatch.rule_table()
+    assert asked == list(range(len(dispatch._RULE_FUNCTIONS)))

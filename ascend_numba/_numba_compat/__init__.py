@@ -31,7 +31,7 @@ Private symbols in use, what for, and what happens without them ("public": the f
 * ``CodeLibrary._reload_init`` (Numba's reload hooks, carried by a library to the callers that
   link it in and run when a cached result is rebuilt): a checked rule function compiled with the
   first kernel that calls it and loaded with that kernel from the cache (:func:`.jit.on_cache_load`).
-  Public (no disk cache); error on the private path.
+  Without it (Numba 0.60, the public path) the first checked launch compiles every rule.
 * ``numba.core.bytecode.FunctionIdentity._unique_ids`` replaced by random ids: the per-process
   counter gave two different functions of one name and argument types, first compiled in two
   processes, one symbol, and a process loading both from the cache ran one for the other

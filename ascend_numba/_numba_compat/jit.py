@@ -47,7 +47,7 @@ from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
-from . import NumbaCompatError, check_numba_version, private_api_message, public_jit_forced
+from . import check_numba_version, public_jit_forced
 
 try:
     from numba._dispatcher import compute_fingerprint as _compute_fingerprint
@@ -62,7 +62,7 @@ except ImportError:  # not POSIX: cache writes are not serialized across process
 
 __all__ = ["jit", "dispatcher", "JIT_OPTIONS", "OVERLOAD_OPTIONS", "TaggedCache", "compiled_code_digest",
            "KernelDispatcher", "LinkedLibrary", "compile_linked_subroutine", "function_address", "make_addressable",
-           "uses_public_jit", "argument_key", "on_cache_load"]
+           "uses_public_jit", "argument_key", "on_cache_load", "carries_reload_hooks"]
 
 # error_model="numpy": x/0 gives inf/nan as on the device, not ZeroDivisionError.
 # No fastmath: results are compared bit for bit.
@@ -309,9 +309,9 @@ class _CacheImpl(CompileResultCacheImpl):
             cres = super().rebuild(target_context, payload)
             # Numba runs a rebuilt result's reload hooks but leaves them off its library, so a
             # caller compiled against it would not carry them into its own cache entry.
-            cres.library._reload_init.update(reload_init)
+            _keep_reload_hooks(cres.library, reload_init)
             return cres
-        library._reload_init.update(reload_init)
+        _keep_reload_hooks(library, reload_init)
         for fn in reload_init:
             fn()
         return compiler.CompileResult(
@@ -321,16 +321,29 @@ class _CacheImpl(CompileResultCacheImpl):
             call_helper=None, metadata=None, reload_init=reload_init, referenced_envs=referenced_envs)
 
 
+@functools.cache
+def carries_reload_hooks() -> bool:
+    """Whether this Numba's code libraries carry reload hooks to their callers (from 0.61; 0.60
+    keeps them on a compile result only), so :func:`on_cache_load` works; never on the public path."""
+    if uses_public_jit():
+        return False
+    from numba.core.registry import cpu_target
+
+    return hasattr(cpu_target.target_context.codegen().create_library("ascend_numba-probe"), "_reload_init")
+
+
+def _keep_reload_hooks(library, reload_init) -> None:
+    if hasattr(library, "_reload_init"):
+        library._reload_init.update(reload_init)
+
+
 def on_cache_load(context, hook) -> None:
     """Codegen: call ``hook()`` whenever the code being lowered is loaded from the on-disk cache,
     in any process, also as part of a caller that links it in (Numba's reload hooks: ``hook`` is
-    pickled by reference with the cache entry, and it may be called more than once)."""
-    try:
+    pickled by reference with the cache entry, and it may be called more than once).  Does
+    nothing unless :func:`carries_reload_hooks`."""
+    if carries_reload_hooks():
         context.active_code_library._reload_init.add(hook)
-    except AttributeError as exc:
-        if uses_public_jit():
-            return  # no on-disk cache to load from
-        raise NumbaCompatError(private_api_message("Numba's reload hooks (CodeLibrary._reload_init)", exc)) from None
 
 
 _UNSAVABLE_INDEX = (AttributeError, ImportError, pickle.UnpicklingError, EOFError, TypeError, ValueError,

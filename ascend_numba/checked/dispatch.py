@@ -25,7 +25,8 @@ from numba.extending import intrinsic
 
 from .._numba_compat.call import call_by_address
 from .._numba_compat.extending import cgutils, overload, python_twin
-from .._numba_compat.jit import OVERLOAD_OPTIONS, function_address, jit, make_addressable, on_cache_load
+from .._numba_compat.jit import OVERLOAD_OPTIONS, carries_reload_hooks, function_address, jit, make_addressable, \
+    on_cache_load
 from ..kernels.interpret import python_function
 from ..kernels.lane import LANE_TYPES, CheckedLane
 from . import report  # as a module: the primitives it reaches import this one while it loads
@@ -123,7 +124,12 @@ def _rule_caller(argtys: tuple, rule_slot: int):
 
 def rule_table() -> np.ndarray:
     """The addresses of the rule functions compiled for a checked lane, by slot (0 for one no
-    kernel of the process calls); compiling or loading a kernel fills its rules' slots in."""
+    kernel of the process calls); compiling or loading a kernel fills its rules' slots in.  Where
+    a kernel loaded from the cache cannot bring its rules (see ``carries_reload_hooks``), the first
+    checked launch compiles them all."""
+    if not carries_reload_hooks() and not _RULE_TABLE[:len(_RULE_FUNCTIONS)].all():
+        for slot in range(len(_RULE_FUNCTIONS)):
+            _compile_rule(slot)
     return _RULE_TABLE
 
 
