@@ -239,6 +239,8 @@ print(found, ",".join(compiled))
 
 
 def test_a_checked_kernel_compiles_and_loads_only_the_rules_it_reaches(tmp_path):
+    if not _jit.carries_reload_hooks():
+        pytest.skip("this Numba's code libraries carry no reload hooks: a checked launch compiles every rule")
     (tmp_path / "checked_kernels.py").write_text(_CHECKED_KERNELS)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
 
