@@ -64,7 +64,8 @@ def checked_rule(rule):
     make_addressable(rule)
     slot = len(_RULE_FUNCTIONS)
     if slot == MAX_RULES:
-        raise RuntimeError(f"checked mode's rule table holds {MAX_RULES} rule functions: raise dispatch.MAX_RULES")
+        raise RuntimeError(f"checked mode's rule table holds {MAX_RULES} rule functions: "
+                           "increase checked.dispatch.MAX_RULES")
     argtys = _rule_arg_types(rule)
     _RULE_FUNCTIONS.append((rule, argtys, functools.partial(_compile_rule, slot)))
     call = _rule_caller(argtys, slot)
