@@ -333,7 +333,7 @@ def carries_reload_hooks() -> bool:
 
 
 def _keep_reload_hooks(library, reload_init) -> None:
-    if hasattr(library, "_reload_init"):
+    if carries_reload_hooks():
         library._reload_init.update(reload_init)
 
 

@@ -77,7 +77,7 @@ def checked_rule(rule):
     def _ov_hook(ctx, *args):
         if not _is_checked(ctx):
             return lambda ctx, *args: True
-        return lambda ctx, *args: not report.failed(ctx) and call(ctx.rules_addr, slot, ctx, args)
+        return lambda ctx, *args: not report.failed(ctx) and call(ctx.rules_addr, ctx, args)
 
     functools.update_wrapper(hook, rule.py_func)
     return hook
@@ -93,30 +93,30 @@ def _compile_rule(slot: int) -> None:
         _RULE_TABLE[slot] = function_address(rule.overloads[sig])
 
 
-def _rule_caller(argtys: tuple, rule_slot: int):
-    """An intrinsic calling the rule function in ``rule_slot`` (at ``table[slot]``), compiled for
-    ``(ctx, *argtys)``, each argument converted to its declared type; returns the rule's bool.
+def _rule_caller(argtys: tuple, slot: int):
+    """An intrinsic calling the rule function in ``slot`` of the rule table at ``table``, compiled
+    for ``(ctx, *argtys)``, each argument converted to its declared type; returns the rule's bool.
     Typing a call compiles the rule function; loading the caller from the cache loads it."""
     @intrinsic
-    def call_rule(typingctx, table, slot, ctx, args):
+    def call_rule(typingctx, table, ctx, args):
         if not isinstance(args, types.BaseTuple) or len(args) != len(argtys):
             return None
         sig_args = (ctx, *argtys)
-        _compile_rule(rule_slot)
+        _compile_rule(slot)
 
         def codegen(context, builder, signature, llargs):
-            on_cache_load(context, _RULE_FUNCTIONS[rule_slot][2])
+            on_cache_load(context, _RULE_FUNCTIONS[slot][2])
             table_ptr = builder.inttoptr(llargs[0], cgutils.intp_t.as_pointer())
-            address = builder.load(builder.gep(table_ptr, [llargs[1]]))
-            values = [llargs[2]] + [context.cast(builder, v, t, want) for v, t, want in
-                                    zip(cgutils.unpack_tuple(builder, llargs[3]), args.types, argtys)]
+            address = builder.load(builder.gep(table_ptr, [cgutils.intp_t(slot)]))
+            values = [llargs[1]] + [context.cast(builder, v, t, want) for v, t, want in
+                                    zip(cgutils.unpack_tuple(builder, llargs[2]), args.types, argtys)]
             _, result = call_by_address(context, builder, address, types.boolean, sig_args, values)
             return result
 
-        return types.boolean(table, slot, ctx, args), codegen
+        return types.boolean(table, ctx, args), codegen
 
     @python_twin(call_rule)
-    def call_rule_py(table, slot, ctx, args):
+    def call_rule_py(table, ctx, args):
         # Interpret mode: the rule function itself, on Python integers (exact where int64 and uint64 mix).
         return bool(python_function(_RULE_FUNCTIONS[slot][0].py_func)(ctx, *(int(v) for v in args)))
 

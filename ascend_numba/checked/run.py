@@ -50,14 +50,12 @@ def run_checked(body, block_dim, platform, gm_args, call, state, trace, ub, barr
         if body.resident:
             shadow = np.zeros((block_dim, shadow_bytes(platform.ub_size)), np.uint8)
             run_resident(launcher(body, run_resident_lane_checked), block_dim, ub,
-                         (platform.block_bytes, state, trace, check, (table, rules), call[2], call[0], call[1],
-                          barrier), shadow)
+                         (platform.block_bytes, state, trace, check, (table, rules), *call, barrier), shadow)
         else:
             shadow, first_epoch = CHECK_MAPS.shadow(shadow_bytes(platform.ub_size))
             CHECK_MAPS.epoch = 0  # until the launch says how many lanes ran: the next one clears
             ran = launcher(body, launch_lanes_checked)(block_dim, ub, platform.block_bytes, state, trace, check,
-                                                       shadow, first_epoch, (table, rules), call[2], call[0],
-                                                       call[1])
+                                                       shadow, first_epoch, (table, rules), *call)
             CHECK_MAPS.epoch = (first_epoch + ran) % 255
         failed = np.flatnonzero(check[:, CHECK_RULE])
         broken = failed.size or state[:, STATE_ERROR].any()

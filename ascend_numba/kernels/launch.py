@@ -225,9 +225,9 @@ class KernelBody:
         self._lane = "atomic" if mode == "plain" and atomics else mode
 
     def bind(self, gm_args: tuple, tiling: np.ndarray | None) -> tuple:
-        """``(entry, body, payload)`` for the launchers: the addresses of the body compiled for
-        these GM arguments (compiled, or loaded from the on-disk cache, on first use) and of its
-        entry, and the payload the entry unpacks (see :mod:`.entry`)."""
+        """``(payload, entry, body)``, the launchers' last arguments: the payload of these GM
+        arguments, and the addresses of the entry that unpacks it and of the body compiled for
+        them (compiled, or loaded from the on-disk cache, on first use; see :mod:`.entry`)."""
         key = _arg_key(gm_args)
         found = self._entries.get(key)
         if found is None:
@@ -252,7 +252,7 @@ class KernelBody:
             found = self._entries[key] = (function_address(kernel_entry.overloads[entry_sig]), function_address(cres),
                                           payload_packer(sig))
         entry, body, pack = found
-        return entry, body, pack(gm_args, tiling)
+        return pack(gm_args, tiling), entry, body
 
     def _compile(self, sig) -> Exception | None:
         """Compile (or load) ``sig``; the exception that stopped it, outside its handler, so a
@@ -284,7 +284,7 @@ class InterpretedBody(KernelBody):
         self.function = function
 
     def bind(self, gm_args: tuple, tiling: np.ndarray | None) -> tuple:
-        return 0, self.function, (gm_args, None if tiling is None else tiling[0])
+        return (gm_args, None if tiling is None else tiling[0]), 0, self.function
 
 
 class Kernel:

@@ -59,9 +59,8 @@ class PreparedLaunch:
             return run_launch(body, self.block_dim, self.platform, gm_args, self.tiling)
         state = self.state_rows.copy()
         threads = launch_threads(self.block_dim, self.gm_bytes)
-        entry, address, payload = body.bind(gm_args, self.tiling)
         failed = on_threads(launch_lanes, self.block_dim, threads, UB_POOL.get(self.platform.ub_size),
-                            self.platform.block_bytes, state, None, payload, entry, address)
+                            self.platform.block_bytes, state, None, *body.bind(gm_args, self.tiling))
         if failed >= 0:
             raise_lane_error(state, self.platform, failed)
         return state
@@ -92,13 +91,13 @@ def run_launch(body: "KernelBody", block_dim: int, platform: Platform, gm_args: 
         prints = np.zeros((block_dim, KERNEL_PRINT_WORDS), np.int64)
         state[:, STATE_PRINT] = prints.ctypes.data + np.arange(block_dim, dtype=np.int64) * prints.strides[0]
     try:
-        return _run_lanes(body, block_dim, platform, gm_args, tiling, call, state, gm_bytes, trace_name,
+        return _run_lanes(body, block_dim, platform, gm_args, call, state, gm_bytes, trace_name,
                           trace_info, (arg_names, scratch, outputs, fresh, gm_padding))
     finally:
         flush_prints(prints)  # what the lanes printed, lane by lane, also when the launch failed
 
 
-def _run_lanes(body, block_dim, platform, gm_args, tiling, call, state, gm_bytes, trace_name, trace_info,
+def _run_lanes(body, block_dim, platform, gm_args, call, state, gm_bytes, trace_name, trace_info,
                checked_args):
     """:func:`run_launch`'s lanes, with the state rows made; ``call``: the body bound to the
     arguments (``KernelBody.bind``)."""
@@ -118,12 +117,10 @@ def _run_lanes(body, block_dim, platform, gm_args, tiling, call, state, gm_bytes
         run_checked(body, block_dim, platform, gm_args, call, state, trace, ub, barrier, *checked_args)
     elif body.resident:
         run_resident(launcher(body, run_resident_lane), block_dim, ub,
-                     (platform.block_bytes, state, trace, call[2], call[0], call[1], barrier))
+                     (platform.block_bytes, state, trace, *call, barrier))
     else:
         threads = 1 if body.interpreted else launch_threads(block_dim, gm_bytes)
-        entry, address, payload = call
-        on_threads(launcher(body, launch_lanes), block_dim, threads, ub, platform.block_bytes, state, trace, payload,
-                   entry, address)
+        on_threads(launcher(body, launch_lanes), block_dim, threads, ub, platform.block_bytes, state, trace, *call)
     raise_lane_error(state, platform)
     if trace_name:
         return LaunchTrace(trace_name, platform, trace, state, dict(trace_info or {}))
