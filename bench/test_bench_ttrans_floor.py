@@ -8,9 +8,10 @@
   results are not a transpose and are not checked.
 * ``parallel copy``: the op's bytes, as in test_bench_ttrans.py.
 
-The kernel's case records its paired ratios against both (``copies only`` and ``copy``).  Shapes:
-the two that stay in the CPU caches (1024² fp32, NCDHW -> FRACTAL_Z_3D), where #54's target of 0.5
-of a copy is furthest, and 4096² fp32 and int8.
+The kernel's case records its paired ratios against both (``copies only`` and ``copy``), and the
+copies-only case its paired ratio against the copy: the most any TTRANS could give the kernel, its
+copy / op if the transpose took no time.  Shapes: every 2-D shape of #54's targets and NCDHW ->
+FRACTAL_Z_3D, the conversion furthest from them.
 """
 
 import numpy as np
@@ -91,7 +92,9 @@ def _fractal_z_3d(shape, dtype):
 FLOOR_CASES = {
     "transpose2d 1024x1024 float32": (_transpose, (1024, 1024), np.float32),
     "transpose2d 4096x4096 float32": (_transpose, (4096, 4096), np.float32),
+    "transpose2d 4096x4096 float16": (_transpose, (4096, 4096), np.float16),
     "transpose2d 4096x4096 int8": (_transpose, (4096, 4096), np.int8),
+    "transpose2d 4000x3000 float32": (_transpose, (4000, 3000), np.float32),
     "NCDHW -> FRACTAL_Z_3D (32, 64, 8, 28, 28) float16": (_fractal_z_3d, (32, 64, 8, 28, 28), np.float16),
 }
 
@@ -123,3 +126,5 @@ def test_ttrans_floor(benchmark, name, case):
     benchmark(fn)
     if case == "kernel":
         paired(benchmark, fn, refs)
+    elif case == "tile copies only":  # the ceiling: copy / op with a TTRANS that took no time
+        paired(benchmark, fn, {"copy": refs["copy"]})
