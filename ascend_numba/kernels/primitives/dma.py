@@ -278,7 +278,7 @@ def check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, ta
         hi = max(hi, table[i])
     first = (base + np.int64(lo) // itemsize) * itemsize
     span = (np.int64(hi) // itemsize - np.int64(lo) // itemsize + 1) * itemsize
-    t0 = src_addr - ctx.ub_addr
+    t0 = np.int64(src_addr) - np.int64(ctx.ub_addr)
     inside = 0 <= first and first + span <= src_nbytes and 0 <= t0 + first and t0 + first + span <= ctx.ub_size
     if not (inside and first_unwritten(ctx, t0 + first, span) < 0):
         # Something in the span of the offsets is off: find the first element that is.
@@ -288,7 +288,7 @@ def check_gather(ctx, dst_addr, dst_nbytes, src_addr, src_nbytes, table_addr, ta
                     and ub_read_ok(ctx, p, OPERAND_SRC, src_addr, start, itemsize)):
                 return False
     auto_read(ctx, t0 + first, span)
-    d0 = dst_addr - ctx.ub_addr
+    d0 = np.int64(dst_addr) - np.int64(ctx.ub_addr)
     if inside and first_garbage(ctx, t0 + first, span) < 0:
         mark_written(ctx, d0, count * itemsize)
         return True

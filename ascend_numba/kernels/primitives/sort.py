@@ -152,7 +152,7 @@ def check_sort32(ctx, repeat_time, dst_addr, dst_nbytes, src0_addr, src0_nbytes,
             and _operand_ok(ctx, _SORT32, OPERAND_SRC1, src1_addr, src1_nbytes, 0, n * 4, True)
             and _operand_ok(ctx, _SORT32, OPERAND_DST, dst_addr, dst_nbytes, 0, n * RECORD_BYTES, False)):
         return False
-    mark_written(ctx, dst_addr - ctx.ub_addr, n * RECORD_BYTES)
+    mark_written(ctx, np.int64(dst_addr) - np.int64(ctx.ub_addr), n * RECORD_BYTES)
     return True
 
 
@@ -175,13 +175,13 @@ def check_mrg_sort(ctx, valid_bit, exhausted, repeat_times, dst_addr, dst_nbytes
         if repeat_times == 0:
             return True
         if k == 5:  # after a suspended merge: the records it wrote (``total``)
-            mark_written(ctx, dst_addr - ctx.ub_addr, total * RECORD_BYTES)
+            mark_written(ctx, np.int64(dst_addr) - np.int64(ctx.ub_addr), total * RECORD_BYTES)
             return True
         if not _operand_ok(ctx, _MRG, OPERAND_DST, dst_addr, dst_nbytes, 0, repeat_times * total * RECORD_BYTES,
                            False):
             return False
         if not exhausted:
-            mark_written(ctx, dst_addr - ctx.ub_addr, repeat_times * total * RECORD_BYTES)
+            mark_written(ctx, np.int64(dst_addr) - np.int64(ctx.ub_addr), repeat_times * total * RECORD_BYTES)
         return True
     if not _param_ok(ctx, _MRG, _LENGTHS, length, 0, MAX_LENGTH):
         return False

@@ -55,13 +55,15 @@ def check_ttrans(ctx, dst_addr, dst_nbytes, dst_stride, src_addr, src_nbytes, sr
             return False
     if not ub_range_ok(ctx, p, OPERAND_DST, dst_addr, dst_nbytes, 0, _span_bytes(cols, dst_stride, rows, itemsize)):
         return False
-    s0, d0 = src_addr - ctx.ub_addr, dst_addr - ctx.ub_addr
+    # UB offsets as int64, as every primitive passes them: a uint64 one compiles each shadow helper again.
+    ub = np.int64(ctx.ub_addr)
+    s0, d0, t0 = np.int64(src_addr) - ub, np.int64(dst_addr) - ub, np.int64(tmp_addr) - ub
     dirty = False
     for i in range(rows):
         dirty = dirty or first_garbage(ctx, s0 + i * src_stride * itemsize, cols * itemsize) >= 0
     if 0 < tmp_used <= tmp_nbytes:
-        set_garbage(ctx, tmp_addr - ctx.ub_addr, tmp_used, 1)
-        mark_epoch(ctx, tmp_addr - ctx.ub_addr, tmp_used)
+        set_garbage(ctx, t0, tmp_used, 1)
+        mark_epoch(ctx, t0, tmp_used)
     for j in range(cols):
         if dirty:  # garbage moves with its element: dst[j, i] from src[i, j]
             for i in range(rows):
