@@ -94,10 +94,10 @@ def empty(shape, dtype) -> np.ndarray:
         size = -(-nbytes // _SIZE_CLASS) * _SIZE_CLASS
         slab = _take(size)
         if slab is None:
-            slab = _aligned(size)
+            slab = aligned_bytes(size)
         out = np.asarray(_Lease(slab, nbytes)).view(dtype).reshape(shape)
     elif nbytes >= ALIGNED_RESULT_BYTES:
-        out = _aligned(nbytes).view(dtype).reshape(shape)
+        out = aligned_bytes(nbytes).view(dtype).reshape(shape)
     else:
         out = np.empty(shape, dtype)
     if _state["poison"] is not None and out.size:
@@ -149,9 +149,11 @@ def take_fresh(arrays: tuple) -> tuple:
     return tuple(found)
 
 
-def _aligned(nbytes: int) -> np.ndarray:
-    # Rows the kernels write with streaming stores then start on whole cache lines as often as
-    # the layout allows (the C allocator returns big blocks 16 bytes past a page).
+def aligned_bytes(nbytes: int) -> np.ndarray:
+    """``nbytes`` uninitialized bytes starting on a 64-byte host cache line (the C allocator returns
+    big blocks 16 bytes past a page).  Results: rows the kernels write with streaming stores start
+    on whole lines as often as the layout allows.  UBs (``kernels/pools.py``): a 32-byte block
+    never straddles two lines."""
     raw = np.empty(nbytes + _ALIGN, np.uint8)
     start = -raw.ctypes.data % _ALIGN
     return raw[start:start + nbytes]

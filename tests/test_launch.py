@@ -142,6 +142,16 @@ def test_every_lane_runs_once_with_its_index(block_dim):
     assert out[block_dim:].all()
 
 
+@pytest.mark.parametrize("platform", ["A2", "A5"])
+def test_every_ub_starts_on_a_host_cache_line(platform):
+    # A block aligned in UB is then aligned on the host: a 64-byte row of a TTRANS register pass
+    # never straddles two cache lines (kernels/pools.py).
+    from ascend_numba.kernels.pools import UB_POOL
+    ub_size = an.get_platform(platform).ub_size
+    for pool in (UB_POOL.get(ub_size), UB_POOL.resident(ub_size, 3)):
+        assert [row.ctypes.data % 64 for row in pool] == [0] * len(pool)
+
+
 @kernel
 def copy_any(ctx, src, dst):
     if ctx.block_idx == 0:
