@@ -7,6 +7,8 @@
   what the device structure's copies cost by themselves, before a tile is transposed.  Its
   results are not a transpose and are not checked.
 * ``parallel copy``: the op's bytes, as in test_bench_ttrans.py.
+* ``TTRANS`` and ``UB copy`` (``test_ttrans_tile``): one UB tile transposed, and copied UB -> UB, in
+  a loop in one lane: the transpose's own speed beside a copy of its bytes.
 
 The kernel's case records its paired ratios against both (``copies only`` and ``copy``), and the
 copies-only case its paired ratio against the copy: the most any TTRANS could give the kernel, its
@@ -18,12 +20,15 @@ import numpy as np
 import pytest
 
 from ascend_numba.host.platform import get_platform
-from ascend_numba.kernels import alloc_buffer, contiguous_lane_range, data_copy, data_copy_pad, duplicate, kernel
+from ascend_numba.kernels import (
+    alloc_buffer, contiguous_lane_range, data_copy, data_copy_pad, duplicate, kernel, ttrans,
+)
 from ascend_numba.kernels.primitives.ttrans import align_up
 from ascend_numba.memory import empty
 from ascend_numba.ops.problem import Problem
 from ascend_numba.ops.ttrans import reference as R
 from ascend_numba.ops.ttrans.api import _conversion, _transpose_problem
+from ascend_numba.ops.ttrans.plan import plan_transpose_blocks
 from ascend_numba.ops.ttrans.kernel import fractal_z_3d_chunk, transpose_tile
 
 from conftest import paired, parallel_copy, record, ref
@@ -97,6 +102,48 @@ FLOOR_CASES = {
     "transpose2d 4000x3000 float32": (_transpose, (4000, 3000), np.float32),
     "NCDHW -> FRACTAL_Z_3D (32, 64, 8, 28, 28) float16": (_fractal_z_3d, (32, 64, 8, 28, 28), np.float16),
 }
+
+
+@kernel(nrt=False, outputs=("y",))
+def ttrans_tile_loop(ctx, x, y, reps, transpose, t):
+    """One UB tile of the plan's size, loaded once, then ``reps`` TTRANS into a second tile (or, not
+    ``transpose``, ``reps`` UB -> UB DataCopys of it): TTRANS's own speed beside a copy's."""
+    src_tile = alloc_buffer(ctx, t.tileRows * t.tileCols, x.dtype)
+    dst_tile = alloc_buffer(ctx, t.tileRows * t.tileCols, x.dtype)
+    tmp = alloc_buffer(ctx, t.tmpElems, x.dtype)
+    data_copy(ctx, src_tile, 0, x, 0, t.tileRows * t.tileCols)
+    for _ in range(reps):
+        if transpose:
+            ttrans(ctx, dst_tile, t.tileRows, src_tile, t.tileCols, t.tileRows, t.tileCols, tmp)
+        else:
+            data_copy(ctx, dst_tile, 0, src_tile, 0, t.tileRows * t.tileCols)
+    data_copy(ctx, y, 0, dst_tile, 0, t.tileRows * t.tileCols)
+
+
+TILE_REPS = 2000
+
+
+@pytest.mark.parametrize("case", ["TTRANS", "UB copy"])
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "uint64"])
+def test_ttrans_tile(benchmark, dtype, case):
+    """TTRANS of one UB tile of the 4096² plan's size (int8 256², fp16 160x176, fp32 128², fp64
+    80x96), in a loop of TILE_REPS in one lane, beside a UB -> UB DataCopy of the same bytes; time
+    per call (one launch spread over the TILE_REPS calls)."""
+    itemsize = np.dtype(dtype).itemsize
+    t = plan_transpose_blocks(1, 1, 4096, 4096, 4096, 4096, 4096, 0, 0, 4096, 0, 0, 4096, itemsize, PLATFORM)
+    x = (np.arange(t.tileRows * t.tileCols) % 97).astype(dtype)
+    y = np.empty_like(x)
+    benchmark.group = f"ttrans floor one {t.tileRows}x{t.tileCols} tile, {dtype} (per call)"
+    transpose = case == "TTRANS"
+    if transpose:
+        ttrans_tile_loop.launch(x, y, 1, 1, t, block_dim=1)
+        assert np.array_equal(y.reshape(t.tileCols, t.tileRows), x.reshape(t.tileRows, t.tileCols).T)
+    else:
+        ref(benchmark, "UB copy")
+    fn = lambda: ttrans_tile_loop.launch(x, y, TILE_REPS, int(transpose), t, block_dim=1)  # noqa: E731
+    fn()
+    benchmark.pedantic(fn, rounds=7, iterations=1)
+    benchmark.stats.stats.data[:] = [v / TILE_REPS for v in benchmark.stats.stats.data]
 
 
 @pytest.mark.parametrize("case", ["kernel", "tile copies only", "parallel copy"])
