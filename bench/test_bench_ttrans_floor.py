@@ -28,8 +28,8 @@ from ascend_numba.memory import empty
 from ascend_numba.ops.problem import Problem
 from ascend_numba.ops.ttrans import reference as R
 from ascend_numba.ops.ttrans.api import _conversion, _transpose_problem
-from ascend_numba.ops.ttrans.plan import plan_transpose_blocks
 from ascend_numba.ops.ttrans.kernel import fractal_z_3d_chunk, transpose_tile
+from ascend_numba.ops.ttrans.plan import plan_transpose_blocks
 
 from conftest import paired, parallel_copy, record, ref
 
@@ -143,6 +143,7 @@ def test_ttrans_tile(benchmark, dtype, case):
     fn = lambda: ttrans_tile_loop.launch(x, y, TILE_REPS, int(transpose), t, block_dim=1)  # noqa: E731
     fn()
     benchmark.pedantic(fn, rounds=7, iterations=1)
+    # Each round timed one launch of TILE_REPS calls: the statistics are per call.
     benchmark.stats.stats.data[:] = [v / TILE_REPS for v in benchmark.stats.stats.data]
 
 

@@ -4,7 +4,7 @@ never zeroed -- like the device's.  (Checked launches' shadow and GM maps have t
 
 Each UB starts on a host cache line, so what is aligned to the device's 32-byte blocks in UB is
 aligned on the host too: TTRANS's 64-byte register rows straddled two lines when the UBs started
-48 bytes into one, and a 128x128 fp32 TTRANS took twice as long."""
+48 bytes into one, and a 128x128 fp32 TTRANS took 1.7x as long."""
 
 from __future__ import annotations
 
