@@ -31,10 +31,10 @@ def run_checked(body, block_dim, platform, gm_args, call, state, trace, ub, barr
     """Run a checked body's lanes (``call``: the body bound to ``gm_args``, see ``KernelBody.bind``;
     ``ub``: the UB pool, or one row per lane for a resident body synchronizing on ``barrier``) and
     raise KernelCheckError for the first violation, after putting back every GM byte the lanes
-    wrote except in the arguments named in ``scratch``
-    (fresh outputs the caller drops on failure).  Also raised when the lanes are done: garbage
-    left in a GM tensor (gm-write-garbage), a byte of an argument named in ``outputs`` that no
-    lane wrote (gm-output-unwritten).  Reads of unwritten bytes of the arguments named in
+    wrote except in the arguments named in ``scratch`` (fresh outputs the caller drops on
+    failure).  Also raised when the lanes are done: garbage left in a GM tensor
+    (gm-write-garbage), a byte of an argument named in ``outputs`` that no lane wrote
+    (gm-output-unwritten).  Reads of unwritten bytes of the arguments named in
     ``scratch`` or ``fresh`` (never initialized by the caller) are gm-read-unwritten-output.
     ``gm_padding``: the kernel's (an access past a tensor's end is gm-past-end unless it allows it)."""
     if block_dim > MAX_CHECKED_LANES:
